@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { createRecheck, jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, journalOf, latestProposal, limitedErrorLog, moneyText, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, journalOf, latestProposal, limitedErrorLog, LONGEST_RETRY_AFTER_MS, moneyText, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -379,6 +379,43 @@ export async function pauseAtLeast(worker: { backend: { getRateLimitTtl(maxJobs?
   await worker.rateLimit(ms);
 }
 
+/**
+ * The longest the effects queue's limiter key is ever set for by the service itself (README "Rate limits"): a pause
+ * for Stripe's Retry-After, read as at most LONGEST_RETRY_AFTER_MS (15 min), or for INTERLOCK_RATE_LIMIT_BACKOFF_MS (at
+ * most 10 min) when it names none; the INTERLOCK_STRIPE_RATE limiter's count lasts a second. With a minute's margin.
+ * A key with longer left was written by someone else (BullMQ's Queue.rateLimit from a script, or a SET on the key), and
+ * honoured as it stands it would hold every effects worker and every recovery pass for as long as it says.
+ */
+export const LONGEST_OWN_PAUSE_MS = LONGEST_RETRY_AFTER_MS + 60_000;
+
+/**
+ * Cuts a pause of the effects queue longer than the service ever sets (LONGEST_OWN_PAUSE_MS) to LONGEST_RETRY_AFTER_MS,
+ * so the workers and recovery honour it that long at most, and logs an error naming the key, what it had left and how
+ * to clear it. PEXPIRE LT is one step that only shortens: a pause a 429 set meanwhile (never longer than the cut) is
+ * kept. Answers what the pause had left when it was cut (ms) and its key, or null when the key held none so long.
+ * `by`: who found it, for the log.
+ */
+export async function cutHandSetPause(queue: { toKey(type: string): string }, connection: ReturnType<Stores['queueConnection']>, logger: Stores['logger'], by: string): Promise<{ leftMs: number; key: string } | null> {
+  const key = queue.toKey('limiter');
+  const leftMs = await connection.pttl(key);
+  if (leftMs <= LONGEST_OWN_PAUSE_MS) return null;
+  await connection.pexpire(key, LONGEST_RETRY_AFTER_MS, 'LT');
+  const longestMin = LONGEST_RETRY_AFTER_MS / 60_000;
+  logger.error(
+    { key, leftMs, leftHours: Math.round((leftMs / 3_600_000) * 10) / 10, cutToMs: LONGEST_RETRY_AFTER_MS, by },
+    `the effects queue's rate-limit key held a pause longer than any the service sets (a 429's is at most ${longestMin} min): someone set it by hand (BullMQ Queue.rateLimit, or a SET on the key), and it held every effects worker and recovery pass, no money sent and no effect recovered. It was cut to ${longestMin} min; to clear it now: redis-cli DEL ${key}. To hold the effects queue on purpose, pause it (Queue.pause, the dashboard's Pause), which /readyz and interlock_queue_paused report; and look at who can write the queue keys`,
+  );
+  return { leftMs, key };
+}
+
+/**
+ * Whether the queue is paused (BullMQ Queue.pause: what the dashboard's Pause, or `queue.pause()` in a script, does): its
+ * meta hash holds `paused`. A paused queue's workers take none of its jobs, however many wait, until it is resumed.
+ */
+export function queuePaused(queue: { backend: { hasQueueMetaField(field: string): Promise<boolean> } }): Promise<boolean> {
+  return queue.backend.hasQueueMetaField('paused');
+}
+
 export function startEffectsWorker(stores: Stores, sender: Sender, options: EffectsWorkerOptions = {}) {
   const { gate, heartbeat } = sender;
   const { logger } = stores;
@@ -505,7 +542,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * were put back since (every running job meets the 429 of a pause, and a limit that lasts pauses again and again).
    */
   async function slowDownQueue(job: Job<EffectJob, EffectAnswer>, slowDown: SlowDown, what: 'read' | 'send'): Promise<never> {
-    const pauseMs = Math.max(50, slowDown.retryAfterMs ?? options.rateLimitBackoffMs ?? 1_000);
+    // Never longer than the longest Retry-After the service honours: a longer pause reads as one set by hand (cutHandSetPause).
+    const pauseMs = Math.min(LONGEST_RETRY_AFTER_MS, Math.max(50, slowDown.retryAfterMs ?? options.rateLimitBackoffMs ?? 1_000));
     logRateLimit(undefined, { effectId: job.id, pauseMs, call: what });
     await pauseAtLeast(worker, pauseMs);
     throw Worker.RateLimitError();
@@ -729,6 +767,20 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     }
     return adopted;
   }
+  /**
+   * What holds the queue this worker serves, looked at once as it starts: a pause longer than the service sets is cut
+   * (cutHandSetPause, which logs it), and a paused queue is logged: the worker takes no job, and proposals are recorded
+   * but none is judged or sent, until someone resumes it. Recovery's passes cut such a pause again whenever they find one.
+   */
+  async function lookAtQueue(): Promise<void> {
+    try {
+      await cutHandSetPause(worker, connection, logger, 'effects worker at start');
+      if (await queuePaused(worker)) logger.warn({ queue: stores.queues.effects }, "the effects queue is paused (BullMQ Queue.pause: the dashboard's Pause, or a script): this worker takes none of its jobs, and proposals are recorded but none is judged or sent, until it is resumed (Queue.resume, or the dashboard's Resume). /readyz says so while it lasts, and interlock_queue_paused reads 1");
+    } catch (error) {
+      logger.warn({ err: error }, 'could not tell at start whether the effects queue is paused');
+    }
+  }
+  const lookedAtQueue = lookAtQueue();
   /** Aborted on close: no adoption starts after it, and the start's wait for heartbeats to lapse ends. */
   const stopping = new AbortController();
   const adopting = adoptOrphans('start');
@@ -739,6 +791,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     worker,
     /** Settles when the start-up run of active jobs' effects is over, with how many it ran. */
     adopting,
+    /** Settles when the start's look at the queue (lookAtQueue: a pause set by hand cut, the queue paused) is over. */
+    lookedAtQueue,
     /** How many active jobs' effects this worker ran after its Redis connection came back. */
     adoptedAfterOutages: outages.count,
     /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
@@ -747,6 +801,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       // The start's run and every run after an outage (chained after it).
       await outages.stop();
       await closeWorker(worker, connection, force);
+      // After the connection closed: a look still waiting on a Redis that is away ends with it.
+      await lookedAtQueue;
       await Promise.all([...raising]);
     },
   };

@@ -2,8 +2,9 @@
 // any dead worker's), a delayed job at each instant a pass says more can be done (a heartbeat that will lapse, a
 // send deadline plus the settle margin), and a slow timer as a safety net. Nothing polls in between.
 import { Queue, Worker } from 'bullmq';
-import { closeConnection, InterlockError, repairReapprovals, type ProposeNow, type ReapprovalRepair, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
+import { closeConnection, InterlockError, LONGEST_RETRY_AFTER_MS, repairReapprovals, type ProposeNow, type ReapprovalRepair, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
 import { closeWorker } from './closing.js';
+import { cutHandSetPause } from './effects.js';
 import { logWorkerErrors } from './worker-errors.js';
 
 /** Scheduled passes are grouped into slots this long. */
@@ -47,11 +48,26 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
    * (BullMQ's rateLimit); asked with that count, the jobs a second INTERLOCK_STRIPE_RATE allows never read as one.
    */
   const pausedMs = async () => Math.max(0, await effects.getRateLimitTtl(Number.MAX_SAFE_INTEGER));
+  /** The pause set by hand this process cut last, and when (this process's clock) the cut one ends. */
+  let cut: { endsAt: number; setByHand: { leftMs: number; key: string } } | null = null;
   const rateLimit = {
-    remainingMs: pausedMs,
-    // Never shortens a longer pause (a Retry-After another worker heard).
+    /**
+     * The pause as a pass honours it: one longer than the service ever sets is no 429's (someone wrote the key), and
+     * is cut to Stripe's longest Retry-After first (cutHandSetPause logs it), so it never holds the workers and the
+     * passes longer than that; every pass looks, so one written again is cut again. While the pause in force is the
+     * one cut (it ends when that does, within a second), the passes still say it was set by hand, not blame Stripe.
+     */
+    async remaining() {
+      const setByHand = await cutHandSetPause(effects, connection, logger, 'recovery');
+      const ms = await pausedMs();
+      if (setByHand !== null) cut = { endsAt: Date.now() + ms, setByHand };
+      else if (cut !== null && (ms === 0 || Math.abs(Date.now() + ms - cut.endsAt) > 1_000)) cut = null;
+      return cut === null || ms === 0 ? { ms } : { ms, setByHand: cut.setByHand };
+    },
+    // Never shortens a longer pause (a Retry-After another worker heard), and never sets one longer than a 429's.
     async pause(ms: number) {
-      if ((await pausedMs()) < ms) await effects.rateLimit(ms);
+      const pauseMs = Math.min(ms, LONGEST_RETRY_AFTER_MS);
+      if ((await pausedMs()) < pauseMs) await effects.rateLimit(pauseMs);
     },
     backoffMs: stores.config.rateLimitBackoffMs,
   };

@@ -30,11 +30,19 @@ export function resendRetryMs(unknownsBefore: number): number {
 
 /**
  * Stripe's rate limit as a recovery pass meets it (README "Rate limits"): the deployment's pause, the effects queue's,
- * which a pass honours as every effects worker does. `remainingMs`: how long the pause in force has left (0: none).
- * `pause`: pauses every worker for `ms` (a call of the pass met a 429), never shortening a longer pause. `backoffMs`:
- * how long a 429 that names no Retry-After pauses (INTERLOCK_RATE_LIMIT_BACKOFF_MS).
+ * which a pass honours as every effects worker does. `remaining`: the pause in force (PauseLeft). `pause`: pauses every
+ * worker for `ms` (a call of the pass met a 429), never shortening a longer pause. `backoffMs`: how long a 429 that
+ * names no Retry-After pauses (INTERLOCK_RATE_LIMIT_BACKOFF_MS).
  */
-type RateLimitPause = { remainingMs(): Promise<number>; pause(ms: number): Promise<void>; backoffMs: number };
+type RateLimitPause = { remaining(): Promise<PauseLeft>; pause(ms: number): Promise<void>; backoffMs: number };
+
+/**
+ * What is left of the effects queue's pause, in ms (0: none), as the pass honours it. `setByHand`: the pause found was
+ * longer than any the service sets (queues/effects.ts LONGEST_OWN_PAUSE_MS), so nobody's 429 set it; it was cut to at
+ * most Stripe's longest Retry-After, and an error logged naming its key and how to clear it. `leftMs`: what it had
+ * left before the cut; `key`: the limiter key that held it.
+ */
+type PauseLeft = { ms: number; setByHand?: { leftMs: number; key: string } };
 
 /** The pause after a 429 without Retry-After, for a pass given no RateLimitPause (INTERLOCK_RATE_LIMIT_BACKOFF_MS's default). */
 const RATE_LIMIT_BACKOFF_MS = 1_000;
@@ -227,7 +235,7 @@ export function createRecover(ctx: GateContext) {
    * failure here is logged, never thrown: what the pass did to the effect stands. `currency`: the currency of its money
    * (currencyOfEffectOrCredit: its chain's, a credit's configured one when the chain says none), null when unknown.
    */
-  async function watchUnanswered(settled: Settled, partition: string, effect: Effect, currency: string | null, dispatchedAt: number, now: number): Promise<void> {
+  async function watchUnanswered(settled: Settled, partition: string, effect: Effect, currency: string | null, dispatchedAt: number, now: number, held?: string): Promise<void> {
     const watch = ctx.unanswered;
     if (!watch) return;
     const { effectId } = settled;
@@ -250,10 +258,12 @@ export function createRecover(ctx: GateContext) {
     }
     const forMs = now - dispatchedAt;
     if (forMs <= watch.afterMs) return;
-    const lastAnswer = lastAnswers.get(effectId) ?? null;
+    const heard = lastAnswers.get(effectId) ?? null;
+    // `held`: why the pass looked at the effect without sending (watchHeld), said after what the last request got.
+    const lastAnswer = held === undefined ? heard : `${heard ?? 'no answer this worker heard'}; since then nothing is sent: ${held}`;
     try {
-      // A pass that only waited learned nothing new: an open alert already says what the last request got.
-      if (lastAnswer === null && (await watch.alerts.get(id))?.resolvedAt === null) return;
+      // A pass that only waited, or was held, learned nothing new: an open alert already says what the last request got.
+      if ((heard === null || held !== undefined) && (await watch.alerts.get(id))?.resolvedAt === null) return;
       const { kind, subject, amount } = describeEffect(effect);
       const draft = sendUnanswered({ kind, subject, cents: amount, currency, forMs, lastAnswer, windowEndsAt: dispatchedAt + target.dedupWindowMs, now });
       // The dispatch it is about (`occurredAt`): a person's resolution of it holds while the passes raise it again, and
@@ -270,6 +280,29 @@ export function createRecover(ctx: GateContext) {
     } catch (error) {
       if (error instanceof ProcessCrash) throw error;
       logger.error({ err: error, alert: id, effectId }, 'could not raise the alert for an effect Stripe has given no answer to; the next recovery pass tries again');
+    }
+  }
+
+  /**
+   * An effect a pass leaves untouched while the effects queue is paused (a pause in force, or a 429 the pass met) is
+   * watched all the same: its send_unanswered alert is raised once its dispatch has been open past
+   * GateDeps.unanswered.afterMs (watchUnanswered), so however long a pause holds the money, whoever set it, a person
+   * hears of it. Only Redis is read, and nothing is claimed or sent. `held`: why nothing is sent, for the alert's text.
+   */
+  async function watchHeld(effectId: string, partition: string | null, held: string): Promise<void> {
+    if (ctx.unanswered === undefined || partition === null) return;
+    try {
+      const { now, state } = await journal.readState(partition, effectId);
+      if (!state.open) return;
+      const entries = await journal.entries(partition, effectId);
+      const dispatched = openDispatch(entries);
+      if (!dispatched) return;
+      const effect = parseEffect(dispatchedEffect(entries, dispatched), 'effect', { recorded: true });
+      const waiting: Settled = { kind: 'waiting', effectId, until: now, reason: held };
+      await watchUnanswered(waiting, partition, effect, currencyOfEffectOrCredit(entries, ctx.unanswered.creditCurrency ?? null), dispatched.at, now, held);
+    } catch (error) {
+      if (error instanceof ProcessCrash) throw error;
+      logger.error({ err: error, effectId }, 'could not look at an effect held by the effects queue\'s pause for its send_unanswered alert; the next recovery pass tries again');
     }
   }
 
@@ -508,13 +541,18 @@ export function createRecover(ctx: GateContext) {
     if (heartbeat.supersededBy() !== null) return report;
     const { rateLimit } = options;
     // Unreadable (Redis not answering), it is taken for none: the pass then fails on Redis as it would have.
-    const pausedMs = rateLimit === undefined ? 0 : await rateLimit.remainingMs().catch(() => 0);
-    if (pausedMs > 0) {
-      const until = (await journal.serverTime()) + pausedMs;
-      // What the pass would have looked at is still listed, with why and until when (only a Redis read: Stripe is not
-      // called), so a report during the pause does not read as nothing open.
-      const waiting = options.only ?? groupByEffect(await journal.openEffects()).map((open) => open.effectId);
-      for (const effectId of waiting) report.skipped.push({ effectId, reason: 'Stripe is rate-limiting this deployment (429): nothing is sent until the pause ends, and it is looked at then', retryAt: until });
+    const paused: PauseLeft = rateLimit === undefined ? { ms: 0 } : await rateLimit.remaining().catch(() => ({ ms: 0 }));
+    if (paused.ms > 0) {
+      const until = (await journal.serverTime()) + paused.ms;
+      const reason = pausedReason(paused, until);
+      // What the pass would have looked at is still listed, with why and until when (only Redis is read: Stripe is not
+      // called), so a report during the pause does not read as nothing open; and each open dispatch is watched for
+      // its send_unanswered alert (watchHeld), which no pause holds back.
+      const waiting = options.only ? await Promise.all(options.only.map(async (effectId) => ({ effectId, partition: isEffectId(effectId) ? await journal.partitionOf(effectId) : null }))) : groupByEffect(await journal.openEffects());
+      for (const { effectId, partition } of waiting) {
+        report.skipped.push({ effectId, reason, retryAt: until });
+        await watchHeld(effectId, partition, `${reason} (until ${new Date(until).toISOString()})`);
+      }
       report.nextAt = until;
       return report;
     }
@@ -539,8 +577,10 @@ export function createRecover(ctx: GateContext) {
     for (const { effectId, partition, indexed } of candidates) {
       if (limited !== null) {
         leftForLater += 1;
-        report.skipped.push({ effectId, reason: 'Stripe rate-limited this pass (429): it sends nothing more, and looks at this effect once the pause ends', retryAt: limited.until });
+        const reason = 'Stripe rate-limited this pass (429): it sends nothing more, and looks at this effect once the pause ends';
+        report.skipped.push({ effectId, reason, retryAt: limited.until });
         wake(limited.until);
+        await watchHeld(effectId, partition, `${reason} (until ${new Date(limited.until).toISOString()})`);
         continue;
       }
       let one: Settled;
@@ -590,6 +630,21 @@ export function createRecover(ctx: GateContext) {
   }
 
   return { recover, recoverOne };
+}
+
+/**
+ * Why a pass during the effects queue's pause sends nothing. A pause longer than the service sets is not Stripe's
+ * (PauseLeft `setByHand`): the report says so rather than blame a 429 nobody met.
+ */
+function pausedReason(paused: PauseLeft, until: number): string {
+  if (paused.setByHand === undefined) return 'Stripe is rate-limiting this deployment (429): nothing is sent until the pause ends, and it is looked at then';
+  const { leftMs, key } = paused.setByHand;
+  return `the effects queue's rate-limit key (${key}) held a pause of ${roughly(leftMs)}, longer than any the service sets, so no 429 set it (someone did, by hand: the error log says how to clear it); it is honoured only until ${new Date(until).toISOString()}, and this effect is looked at then`;
+}
+
+/** A duration in ms as a person reads it: whole minutes, or whole hours past two of them. */
+function roughly(ms: number): string {
+  return ms >= 2 * 3_600_000 ? `${Math.round(ms / 3_600_000)} h` : `${Math.max(1, Math.round(ms / 60_000))} min`;
 }
 
 /** One entry of the open index ("<effect id>:<token>") and when its binding was made (Redis ms). */

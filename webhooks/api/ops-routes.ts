@@ -71,17 +71,39 @@ export function writeCheck(probe: () => Promise<void>): ReadinessCheck {
   };
 }
 
+/** What a paused queue holds back, by what its jobs are (queueCheck's `what`; the queue's workers' names). */
+const PAUSED_MEANS: Readonly<Record<string, string>> = {
+  effect: 'proposals are recorded but none is judged or sent',
+  effects: 'proposals are recorded but none is judged or sent',
+  event: "Stripe's events are taken but none is applied to its receipt",
+  facts: "Stripe's events are taken but none is applied to its receipt",
+  decisions: 'cases are stored but none is decided',
+  recovery: 'only the timed recovery passes run, none of those scheduled between',
+};
+
+/**
+ * A paused queue (BullMQ Queue.pause: the dashboard's Pause, or a script) as /readyz reports it: advisory, as Stripe
+ * not answering is (stripeCheck), since every process shares the queue, and taking them all out of rotation would stop
+ * what works without it (revoking an approval, receipts, alerts) while the jobs wait all the same; `degraded` is what
+ * an operator alerts on. Someone paused it, and someone must resume it: nothing else tells that its jobs wait.
+ */
+function pausedAnswer(queue: string, means: string | undefined): CheckResult {
+  return { ok: false, advisory: true, detail: `the ${queue} queue is paused (BullMQ Queue.pause: the dashboard's Pause, or a script), so ${means ?? 'its jobs wait and none is run'} until it is resumed (Queue.resume, or the dashboard's Resume) (advisory: it holds every process alike)` };
+}
+
 /**
  * A queue this process puts jobs on answers through its own connection (a count of its waiting jobs is one round
  * trip): the effects queue of the api (`queues`), the facts queue of the webhook route (`facts_queue`). The count
- * itself is the business's volume, never part of the answer: the token-guarded interlock_queue_jobs metric has it.
+ * itself is the business's volume, never part of the answer: the token-guarded interlock_queue_jobs metric has it. A
+ * paused queue is reported (pausedAnswer): what is put on it is accepted and then waits.
  */
-export function queueCheck(queue: { queue: { count(): Promise<number> } }, name = 'queues', what = 'effect'): ReadinessCheck {
+export function queueCheck(queue: { queue: { count(): Promise<number>; isPaused?(): Promise<boolean> } }, name = 'queues', what = 'effect'): ReadinessCheck {
   return {
     name,
     async check() {
       try {
         await queue.queue.count();
+        if ((await queue.queue.isPaused?.()) === true) return pausedAnswer(what, PAUSED_MEANS[what]);
         return { ok: true };
       } catch (error) {
         return { ok: false, detail: `the ${what} queue does not answer through this process's connection (${errorMessage(error)}), so nothing is put on it` };
@@ -173,7 +195,7 @@ export async function readiness(checks: readonly ReadinessCheck[]): Promise<Read
  * A BullMQ worker as /readyz asks it: whether it runs, and its own Redis connection (not the stores'), an ioredis
  * client behind BullMQ's narrower interface, which has no PING.
  */
-export type ProbedWorker = { isRunning(): boolean; readonly backend: { readonly client: Promise<unknown> } };
+export type ProbedWorker = { isRunning(): boolean; readonly backend: { readonly client: Promise<unknown>; hasQueueMetaField?(field: string): Promise<boolean> } };
 
 /**
  * What a worker process adds to /readyz: its sender's heartbeat is current (another worker takes over the effects of
@@ -202,6 +224,8 @@ export function workerChecks(parts: { heartbeat: { aliveFor(): number; supersede
         if (!worker.isRunning()) return { ok: false, detail: `the ${name} worker is not taking jobs (it is starting, stopping, or stopped after an error the log names)` };
         try {
           await ((await worker.backend.client) as { ping(): Promise<unknown> }).ping();
+          // A running worker of a paused queue takes none of its jobs (BullMQ keeps `paused` in the queue's meta hash).
+          if ((await worker.backend.hasQueueMetaField?.('paused')) === true) return pausedAnswer(name, PAUSED_MEANS[name]);
           return { ok: true };
         } catch (error) {
           return { ok: false, detail: `the ${name} worker's own Redis connection does not answer (${errorMessage(error)}), so it takes no jobs` };

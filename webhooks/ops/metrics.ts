@@ -202,6 +202,22 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
         );
       },
     });
+    const readPaused = queues.queues.map(({ name, queue }) => ({ name, read: scrapeRead(`whether the ${name} queue is paused`, () => queue.isPaused()) }));
+    new Gauge({
+      name: 'interlock_queue_paused',
+      help: "Whether each queue is paused (BullMQ Queue.pause: the dashboard's Pause, or a script): 1 yes, 0 no; read from Redis at scrape time. A paused effects queue records proposals and judges or sends none until it is resumed.",
+      labelNames: ['queue'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        await Promise.all(
+          readPaused.map(async ({ name, read }) => {
+            const paused = await read();
+            if (paused !== null) this.set({ queue: name }, paused ? 1 : 0);
+          }),
+        );
+      },
+    });
   }
   new Gauge({
     name: 'interlock_redis_durable',

@@ -8,6 +8,7 @@
 // role -> its body (JSON only, size-limited) -> its schemas -> its handler; a method a known path does not take is
 // told the ones it does (Allow). Every failure on the way is an error from the registry (api/errors.ts).
 import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
 import { requestLog } from './request-log.js';
@@ -111,6 +112,25 @@ function wrongMethod(methods: readonly Method[]): RequestHandler {
   };
 }
 
+/**
+ * Warns once (a process makes one app), at the first request carrying X-Forwarded-For, that no proxy is trusted to name the client
+ * (INTERLOCK_TRUST_PROXY unset): if a proxy sent it, every client has the proxy's address, so they share one limit of
+ * unknown tokens (ui/failed-sign-ins.ts). After the warning, a request costs one comparison.
+ */
+function untrustedForwardWarning(logger: Logger): RequestHandler {
+  let warned = false;
+  return (req, _res, next) => {
+    if (!warned && req.headers['x-forwarded-for'] !== undefined) {
+      warned = true;
+      logger.warn(
+        { address: req.socket.remoteAddress },
+        `a request carries X-Forwarded-For but INTERLOCK_TRUST_PROXY is not set: if a proxy sent it, every client behind it counts as the proxy's address and shares one limit of unknown tokens (${FAILED_SIGN_INS.burst}, then ${FAILED_SIGN_INS.perMinute} a minute, for all of them); name the proxy in INTERLOCK_TRUST_PROXY (see the README), or ignore this if no proxy is in front`,
+      );
+    }
+    next();
+  };
+}
+
 /** The methods each path of `routes` takes, in Express syntax, and whether any of them needs a token. */
 function methodsByPath(routes: readonly Route[]): Map<string, { methods: Method[]; signedIn: boolean }> {
   const paths = new Map<string, { methods: Method[]; signedIn: boolean }>();
@@ -158,8 +178,8 @@ export function createApp(deps: AppDeps): Express {
   const document = buildOpenApi([...routes, openapi]);
   const ratePerMinute = limits.ratePerMinute === undefined ? DEFAULT_RATE_PER_MINUTE : limits.ratePerMinute;
   const limiter = ratePerMinute === null || ratePerMinute <= 0 ? null : createRateLimiter({ perMinute: ratePerMinute, burst: limits.rateBurst ?? ratePerMinute });
-  // Unknown tokens per client address and host name, one counter for every door that checks a token (the page's
-  // sign-in and forms, a bearer header anywhere), so guesses sent to any of them count together; off with the rate limit.
+  // Unknown tokens per client address, one counter for every door that checks a token (the page's sign-in and forms, a
+  // bearer header anywhere), so guesses sent to any of them count together; off with the rate limit.
   const failures = limiter === null ? null : createFailedSignIns(FAILED_SIGN_INS, () => Date.now());
   const body = jsonBody(limits.bodyBytes ?? DEFAULT_BODY_BYTES);
 
@@ -169,6 +189,7 @@ export function createApp(deps: AppDeps): Express {
   // Only the proxies the operator names may say a request came over HTTPS (then the page's cookie is Secure).
   if (stores.config.trustProxy !== null) app.set('trust proxy', stores.config.trustProxy);
   app.use(requestLog(logger));
+  if (stores.config.trustProxy === null && failures !== null) app.use(untrustedForwardWarning(logger));
   const register = (target: Route, ...before: RequestHandler[]) => {
     app[target.method](target.path, ...before, (req, res) => target.run(req, res));
   };

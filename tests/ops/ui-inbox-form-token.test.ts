@@ -3,25 +3,25 @@
 // dismiss) also takes the person's own API token, typed into a password field: a configured token of the session's
 // own name and role, checked on the server, and the action is recorded as that caller. A missing token, an unknown one
 // or another caller's (another name, or the same name's other role) answers the item again, 403, with nothing recorded
-// and the note kept in the form, never the token; a wrong token counts toward the failed sign-ins of its address and
-// host name (past ten, no token is checked, the right one neither, and the sign-in form under that name is refused too).
+// and the note kept in the form, never the token; a wrong token counts toward the failed sign-ins of its address,
+// whatever Host it names (past ten, no token is checked but one that authenticated from that address before, and the
+// sign-in form and bearer headers from there are refused too).
 // No token typed into a form reaches the log or the page. Another Authorization header than Bearer does not stand in
 // for the token.
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
-import { inboxSuite } from '../http/inbox-items.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createItemMaker, inboxSuite, type ItemMaker } from '../http/inbox-items.js';
 import { signIn } from '../http/page-sessions.js';
-import { TOKENS } from '../http/rig.js';
+import { bearer, rigSuite, TOKENS } from '../http/rig.js';
 
 const { rig, make } = inboxSuite();
 
 const LABEL = 'Your token (to sign this action)';
 
-/** A same-origin form post as a browser sends it, under `host` when given (each host name has its own failed sign-ins). */
-function post(path: string, cookie: string, fields: Record<string, string>, host?: string) {
-  const sent = request(rig.app).post(path).type('form').set('Cookie', cookie).set('sec-fetch-site', 'same-origin');
-  return (host === undefined ? sent : sent.set('Host', host)).send(fields);
+/** A same-origin form post as a browser sends it. */
+function post(path: string, cookie: string, fields: Record<string, string>) {
+  return request(rig.app).post(path).type('form').set('Cookie', cookie).set('sec-fetch-site', 'same-origin').send(fields);
 }
 
 const closureOf = async (item: string) => (await rig.stores.inbox.get(item))?.closure ?? null;
@@ -86,23 +86,51 @@ describe('the inbox forms on the page', () => {
     expect(rig.logText()).not.toContain(TOKENS.approver);
     expect(rig.logs.some((line) => line.msg === 'page form with a token not its session’s' && line.token === 'alex')).toBe(true);
   });
+});
 
-  it('count a wrong token as a failed sign-in: past the allowance no token is checked, through the forms or the sign-in form', async () => {
-    const alex = await signIn(rig.app, TOKENS.approver);
-    const { item } = await make.stale();
-    // A host name of this test's own: the failed sign-ins are counted per address and host name.
-    const host = `guessing-${randomBytes(4).toString('hex')}.test`;
+describe('a wrong token typed into the inbox forms', () => {
+  // A rig of its own, with a proxy on loopback naming each client's address.
+  const own = rigSuite({ config: { trustProxy: 'loopback' } });
+  let maker: ItemMaker | undefined;
+  beforeAll(async () => {
+    maker = await createItemMaker(own);
+  });
+  afterAll(async () => {
+    await maker?.close();
+  });
+  const stale = async () => (await maker?.stale())?.item ?? '';
+  /** A same-origin form post from the client at `from` (none: the proxy's own address), under the Host `host`. */
+  const postFrom = (path: string, cookie: string, fields: Record<string, string>, host: string, from?: string) => {
+    const sent = request(own.app).post(path).type('form').set('Cookie', cookie).set('sec-fetch-site', 'same-origin').set('Host', host);
+    return (from === undefined ? sent : sent.set('X-Forwarded-For', from)).send(fields);
+  };
+
+  it('counts as a failed sign-in of its address whatever Host it names: past the allowance a token first used there is not checked, through the forms, the sign-in form or a bearer header', async () => {
+    const alex = await signIn(own.app, TOKENS.approver);
+    const item = await stale();
+    // A copy of alex's cookie, used from another address, under another name each time.
+    const from = '203.0.113.50';
     const statuses: number[] = [];
-    for (let i = 0; i < 10; i += 1) statuses.push((await post(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: `itk_guess_${i}_0123456789abcdef` }, host)).status);
+    for (let i = 0; i < 10; i += 1) statuses.push((await postFrom(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: `itk_guess_${i}_0123456789abcdef` }, `g${i}.test`, from)).status);
     expect(statuses).toEqual(Array<number>(10).fill(403));
-    const right = await post(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: TOKENS.approver }, host);
+    const right = await postFrom(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: TOKENS.approver }, 'fresh.test', from);
     expect(right.status).toBe(429);
     expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
     expect(right.text).toContain('Nothing was recorded.');
-    const signingIn = await request(rig.app).post('/ui/sign-in').type('form').set('Host', host).set('sec-fetch-site', 'same-origin').send({ token: TOKENS.approver });
+    const signingIn = await request(own.app).post('/ui/sign-in').type('form').set('Host', 'other.test').set('X-Forwarded-For', from).set('sec-fetch-site', 'same-origin').send({ token: TOKENS.approver });
     expect(signingIn.status).toBe(429);
-    expect(await closureOf(item)).toBeNull();
-    // Under the service's own name the allowance is untouched: the form with the right token works.
-    expect((await post(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: TOKENS.approver })).status).toBe(303);
+    expect((await request(own.app).get('/v1/effects').set(bearer(TOKENS.auditor)).set('X-Forwarded-For', from)).status).toBe(429);
+    expect((await own.stores.inbox.get(item))?.closure ?? null).toBeNull();
+  });
+
+  it('still takes the token of the person who signed in from the address, while guesses there are refused', async () => {
+    // Signed in from the proxy's own address; the forms' guesses come from the same address.
+    const alex = await signIn(own.app, TOKENS.approver);
+    const item = await stale();
+    for (let i = 0; i < 10; i += 1) expect((await postFrom(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: `itk_guess_${i}_fedcba9876543210` }, 'interlock.test')).status).toBe(403);
+    expect((await postFrom(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: 'itk_guess_10_fedcba9876543210' }, 'interlock.test')).status).toBe(429);
+    const done = await postFrom(`/ui/inbox/${item}/dismiss`, alex.cookie, { csrf: alex.csrf, note: 'x', token: TOKENS.approver }, 'interlock.test');
+    expect(done.status, done.text.slice(0, 300)).toBe(303);
+    expect((await own.stores.inbox.get(item))?.closure).toMatchObject({ action: 'dismiss', by: { name: 'alex', role: 'approver' } });
   });
 });

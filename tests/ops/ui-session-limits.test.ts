@@ -119,7 +119,7 @@ describe('the sessions of one process, in memory', () => {
 
 describe('sign-ins with an unknown token, per address', () => {
   let clock = 0;
-  const limit = { perMinute: 6, burst: 3, addresses: 3 };
+  const limit = { perMinute: 6, burst: 3, addresses: 3, known: 2 };
 
   it('lets an address try again only as its bucket refills (one each 10 s here), and counts no other address', () => {
     const failures = createFailedSignIns(limit, () => clock);

@@ -1,8 +1,8 @@
 // Who may call, and how often: the bearer token names a caller (tokens.ts), its role decides which routes it may
 // use (PERMISSIONS), and each caller has its own rate limit. A token this service does not know counts against its
-// client address and host name, as a failed sign-in of the page does (the same counter, ui/failed-sign-ins.ts), and
-// while those have failed too often no token they send is checked. The caller is kept per request for the handlers
-// and the request log, which carries its name and role, never the token.
+// client address, as a failed sign-in of the page does (the same counter, ui/failed-sign-ins.ts), and while that
+// address has failed too often no token it sends is checked but one that authenticated from it before. The caller is
+// kept per request for the handlers and the request log, which carries its name and role, never the token.
 import type { Request, RequestHandler } from 'express';
 import { senderOf, type FailedSignIns } from '../ui/failed-sign-ins.js';
 import { apiError } from './errors.js';
@@ -93,8 +93,8 @@ export function noteSession(req: Request, caller: Caller | readonly Caller[]): v
  * page's router noted it: noteSession) instead of the header: the page, the dashboard and the metrics. The JSON API
  * takes the header only, so no cookie a browser holds can ever call it, and the cookie is never taken as a token.
  * `failures`: the counter of unknown tokens the page's sign-in spends too (null: none counted, as with the rate limit
- * turned off). A bearer token from an address and host name that sent too many unknown ones is answered 429
- * `rate_limited` without being checked, the right one too, as the sign-in form answers.
+ * turned off). A bearer token from an address that sent too many unknown ones is answered 429 `rate_limited` without
+ * being checked, the right one too, as the sign-in form answers, unless it authenticated from that address before.
  */
 export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null, options: { cookiePaths?: readonly string[]; failures?: FailedSignIns | null } = {}): RequestHandler {
   const cookiePaths = options.cookiePaths ?? [];
@@ -124,21 +124,22 @@ export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null,
         next(apiError('unauthenticated', 'The Authorization header is not of the form `Bearer <token>` (a bare token or Basic credentials are not taken): send `Authorization: Bearer <token>`.'));
         return;
       }
-      // Checked only while the sender may still try one: a token checked past the limit would tell a right guess
-      // from a wrong one at any rate.
-      const sender = failures === null ? null : { failures, ...senderOf(req) };
-      const wait = sender === null ? 0 : sender.failures.waitSeconds(sender.address, sender.host);
+      // Checked only while the sender may still try one, or when it authenticated from this address before: a token
+      // checked past the limit would tell a right guess from a wrong one at any rate.
+      const sender = failures === null ? null : { failures, address: senderOf(req).address };
+      const wait = sender === null ? 0 : sender.failures.waitSeconds(sender.address, presented);
       if (wait > 0) {
         res.setHeader('Retry-After', String(wait));
-        next(apiError('rate_limited', `Too many tokens this service does not know came from this address (the page's sign-ins count with them), so this request's token was not checked. Retry after ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`));
+        next(apiError('rate_limited', `Too many tokens this service does not know came from this address (the page's sign-ins count with them), so this request's token, not one that authenticated from this address before, was not checked. Retry after ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`));
         return;
       }
       const found = presented.length > LONGEST_TOKEN ? null : tokens.authenticate(presented);
       if (!found) {
-        sender?.failures.failed(sender.address, sender.host, presented);
+        sender?.failures.failed(sender.address, presented);
         next(apiError('unauthenticated', 'The bearer token is not one this service knows. Check INTERLOCK_API_TOKENS or the tokens printed at start.'));
         return;
       }
+      sender?.failures.succeeded(sender.address, presented);
       caller = found;
     }
     callers.set(req, caller);

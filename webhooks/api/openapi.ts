@@ -35,7 +35,7 @@ const UNAUTHENTICATED: ResponseDoc = { description: 'No bearer token, an unknown
 
 const RATE_LIMITED: ResponseDoc = {
   description:
-    `Too many requests (\`rate_limited\`; Retry-After gives the seconds to wait): the token's rate limit was reached, or this client's address has sent too many tokens this service does not know (${FAILED_SIGN_INS.burst}, then ${FAILED_SIGN_INS.perMinute} a minute, counted together with the page's sign-ins), and until it may try again no token it sends is checked, a right one neither.`,
+    `Too many requests (\`rate_limited\`; Retry-After gives the seconds to wait): the token's rate limit was reached, or this client's address has sent too many tokens this service does not know (${FAILED_SIGN_INS.burst}, then ${FAILED_SIGN_INS.perMinute} a minute, counted together with the page's sign-ins), and until it may try again no token it sends is checked, a right one neither, unless that token authenticated from the same address before (the last ${FAILED_SIGN_INS.known} tokens that did are checked as always).`,
   schema: errorAnswer,
 };
 

@@ -12,8 +12,8 @@
 // The cookie alone never records anything. Whoever holds a copy of it (another server on the host is sent it) can
 // fetch the page and read its CSRF token, so a form that records something (the inbox's actions) also takes the
 // person's own API token, typed in: it must be a configured token of the session's own name and role (signer), and the
-// action is recorded as that caller. A wrong one counts toward the failed sign-ins of its address and host name, so the
-// forms are no easier a door to guess tokens through than the sign-in form. Signing out needs no token: it only ends
+// action is recorded as that caller. A wrong one counts toward the failed sign-ins of its address, so the forms are no
+// easier a door to guess tokens through than the sign-in form. Signing out needs no token: it only ends
 // sessions.
 //
 // The request may hold several cookies of the session's name: another server on the host can set one for a longer
@@ -24,11 +24,11 @@
 // held before, so the new one is the only one open.
 //
 // Signing in and out is held to the API's rate limit of the caller (a sign-in once its token is known), and sign-ins
-// with an unknown token to a limit per client address and Host header (failed-sign-ins.ts), checked before the token
-// is: a page of another site rebound to this listener's address (DNS rebinding) signs in from the operator's browser,
-// so from the operator's address, but under its own name, and cannot spend the limit of the name the operator uses.
-// The limit is the API's too (the app passes one counter to both): unknown tokens sent to either count together, and
-// a bearer header sent to a page is a token presented like any other.
+// with an unknown token to a limit per client address (failed-sign-ins.ts), checked before the token is, except a
+// token that authenticated from that address before: a page of another site rebound to this listener's address (DNS
+// rebinding) signs in from the operator's browser, so from the operator's address, and may empty its bucket, but the
+// operator's token, known there, is still taken. The limit is the API's too (the app passes one counter to both):
+// unknown tokens sent to either count together, and a bearer header sent to a page is a token presented like any other.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { entrySignatures, errorMessage, InterlockError, redactSecrets, verify, type Alert } from '../../src/interlock.js';
@@ -201,27 +201,29 @@ export function uiRouter(deps: UiDeps): Router {
   }
 
   // A bearer header sent to a page (a script) is a token presented, as on the API: counted when this service does not
-  // know it, and not checked while its address and host name have sent too many such (the API's authenticate does the
-  // same for every path outside the page's).
+  // know it, and not checked while its address has sent too many such, unless it authenticated from there before (the
+  // API's authenticate does the same for every path outside the page's).
   router.use((req, res, next) => {
     const header = UNDER_UI.test(req.path) ? bearerOf(req) : undefined;
     if (header === undefined) {
       next();
       return;
     }
-    const { address, host, hostLogged } = senderOf(req);
+    const { address, hostLogged } = senderOf(req);
     const reqId = (req as { id?: unknown }).id;
-    const wait = failures?.waitSeconds(address, host) ?? 0;
+    const wait = failures?.waitSeconds(address, header) ?? 0;
     if (wait > 0) {
-      context.logger.warn({ reqId, address, host: hostLogged }, 'page request refused: too many unknown tokens from this address under this host name');
+      context.logger.warn({ reqId, address, host: hostLogged }, 'page request refused: too many unknown tokens from this address');
       res.setHeader('Retry-After', String(wait));
-      send(res, 429, messagePage(null, 'Slow down', `Too many tokens this service does not know came from your address, so this request's token was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`));
+      send(res, 429, messagePage(null, 'Slow down', `Too many tokens this service does not know came from your address, so this request's token, not one that authenticated from your address before, was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`));
       return;
     }
     const caller = tokens.authenticate(header);
     if (caller === null) {
-      failures?.failed(address, host, header);
+      failures?.failed(address, header);
       context.logger.warn({ reqId, host: hostLogged }, 'page request with an unknown bearer token');
+    } else {
+      failures?.succeeded(address, header);
     }
     bearers.set(req, caller);
     next();
@@ -314,8 +316,8 @@ export function uiRouter(deps: UiDeps): Router {
    * Whether an action's form carries its caller's own API token (the field `token`), null when it does: a configured
    * token (the registry compares it in constant time) of the session's name and role. A request that authenticated
    * with a bearer header (a script) presented its token there. A token that is not the caller's counts as a failed
-   * sign-in of its address and host name, and while those are over their limit no token is checked. The token is
-   * never logged nor said back.
+   * sign-in of its address, and while that is over its limit no token is checked but one that authenticated from
+   * there before. The token is never logged nor said back.
    */
   function signer(req: Request, caller: Caller): { status: number; message: string; retryAfter?: number } | null {
     // The caller was found by that token (held), which the header sends, never a cookie; any other Authorization
@@ -326,19 +328,20 @@ export function uiRouter(deps: UiDeps): Router {
     if (token === '') {
       return { status: 403, message: `This action needs your own API token, the one token ${caller.name} signed in with, typed into “Your token (to sign this action)”: the sign-in cookie alone does not act. Nothing was recorded.` };
     }
-    const { address, host, hostLogged } = senderOf(req);
+    const { address, hostLogged } = senderOf(req);
     const reqId = (req as { id?: unknown }).id;
-    const wait = failures?.waitSeconds(address, host) ?? 0;
+    const wait = failures?.waitSeconds(address, token) ?? 0;
     if (wait > 0) {
-      context.logger.warn({ reqId, address, host: hostLogged, token: caller.name, role: caller.role }, 'page form refused: too many unknown tokens from this address under this host name');
-      return { status: 429, message: `Too many tokens sent from your address were not the right one, so this one was not checked. Try again in ${wait} s. Nothing was recorded.`, retryAfter: wait };
+      context.logger.warn({ reqId, address, host: hostLogged, token: caller.name, role: caller.role }, 'page form refused: too many unknown tokens from this address');
+      return { status: 429, message: `Too many tokens sent from your address were not the right one, so this one, not one that worked from your address before, was not checked. Try again in ${wait} s. Nothing was recorded.`, retryAfter: wait };
     }
     const found = tokens.authenticate(token);
     if (found === null || found.name !== caller.name || found.role !== caller.role) {
-      failures?.failed(address, host, token);
+      failures?.failed(address, token);
       context.logger.warn({ reqId, host: hostLogged, token: caller.name, role: caller.role }, 'page form with a token not its session’s');
       return { status: 403, message: `That is not your token: type the API token ${caller.name} (${caller.role}) signed in with. Nothing was recorded.` };
     }
+    failures?.succeeded(address, token);
     return null;
   }
 
@@ -349,22 +352,23 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 403, signInPage({ error: 'This sign-in came from another site, so it was refused. Open this page directly and sign in here.', next }));
       return;
     }
-    const { address, host, hostLogged } = senderOf(req);
-    const wait = failures?.waitSeconds(address, host) ?? 0;
+    const { address, hostLogged } = senderOf(req);
+    const token = typeof body.token === 'string' ? body.token.trim() : '';
+    const wait = failures?.waitSeconds(address, token) ?? 0;
     if (wait > 0) {
-      context.logger.warn({ reqId: (req as { id?: unknown }).id, address, host: hostLogged }, 'page sign-in refused: too many unknown tokens from this address under this host name');
+      context.logger.warn({ reqId: (req as { id?: unknown }).id, address, host: hostLogged }, 'page sign-in refused: too many unknown tokens from this address');
       res.setHeader('Retry-After', String(wait));
-      send(res, 429, signInPage({ error: `Too many sign-ins from your address used a token this service does not know, so this one was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`, next }));
+      send(res, 429, signInPage({ error: `Too many sign-ins from your address used a token this service does not know, so this one, not one that signed in from your address before, was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`, next }));
       return;
     }
-    const token = typeof body.token === 'string' ? body.token.trim() : '';
     const caller = token === '' ? null : tokens.authenticate(token);
     if (caller === null) {
-      failures?.failed(address, host, token);
+      failures?.failed(address, token);
       context.logger.warn({ reqId: (req as { id?: unknown }).id, host: hostLogged }, 'page sign-in with an unknown token');
       send(res, 401, signInPage({ error: 'That token is not one this service knows. Use a token from INTERLOCK_API_TOKENS or the ones printed at start.', next }));
       return;
     }
+    failures?.succeeded(address, token);
     if (!withinLimit(res, caller, (sentence) => signInPage({ error: `Not signed in: ${sentence}`, next }))) return;
     // The sessions this browser held end here: one another server on the host planted (for a longer path, sent first)
     // would otherwise stand beside the new one, and the page could not tell whose the browser is.

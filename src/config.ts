@@ -45,15 +45,14 @@ function givenValue(value: unknown): string {
 }
 
 /**
- * REDIS_URL as its refusal quotes it: a URL as shownUrl shows it (no user, password or query), a host and port as
- * written (`"127.0.0.1:6379"`, a URL without its scheme), anything else by its length only: it may hold a password
- * (`default:pw@cache`).
+ * REDIS_URL as its refusal quotes it, as every setting's (givenSetting): a URL as shownUrl shows it (no user, password
+ * or query); a host and port (`"127.0.0.1:6379"`, a URL without its scheme) or a value shorter than any secret
+ * (`"localhost"`, `"cache.local"`) as written; anything else by its kind or length only. It may hold a password
+ * (`default:pw@cache`), and a swapped line of an env file puts a secret here that reads like a host name: a dotted
+ * Redis password, a JWT, an API token with a dot.
  */
 function givenRedisUrl(value: unknown): string {
-  if (typeof value !== 'string') return givenSetting(value);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && URL.canParse(value)) return ` (given: ${shownUrl(value)})`;
-  if (/^(?:[A-Za-z0-9-]+\.[A-Za-z0-9.-]*|localhost)(?::[0-9]{1,5})?$|^[A-Za-z0-9.-]+:[0-9]{1,5}$/.test(value)) return ` (given: ${JSON.stringify(value)})`;
-  return ` (given: ${value.length} characters, not shown)`;
+  return givenSetting(value);
 }
 
 /** STRIPE_WEBHOOK_SECRET as its refusal quotes it: each secret by its kind only (`whsec_…wxyz`), anything else by its length. */

@@ -189,8 +189,8 @@ export function wholeNumberSetting(min: number, max: number, belowMin = `must be
 // is folded, and stay one here (n), so no two spellings that were one name become two; so do Armenian Տ (S) and
 // Cherokee Ꭰ (D), whose small letters look like no Latin one. Accented letters are met decomposed (ё is е and a
 // diaeresis, read as ë; the lunate sigma, which compatibility folding makes σ, is read first: compatibilityLookAlikes).
-// No table is complete: a person's name that mixes scripts is refused where it arrives (mixedScriptProblem), so a
-// letter this table misses can only stand in a name written wholly in that letter's script.
+// No table is complete: a person's name that mixes scripts, or holds a symbol of no script (⍺, ℮), is refused where it
+// arrives (mixedScriptProblem), so a letter this table misses can only stand in a name written wholly in its script.
 export const LATIN_LOOK_ALIKES: Readonly<Record<string, string>> = {
   // Latin IPA letters and small capitals (U+0250-02AF, U+1D00-1DBF), and Latin Extended-B to E (U+0180-024F,
   // U+2C60-2C7F, U+A720-A7FF, U+AB30-AB6F): Latin letters themselves, drawn as plain ones
@@ -260,6 +260,19 @@ const SCRIPT_NAMES = [
   'Zanabazar_Square', 'Unknown',
 ] as const;
 
+// What a name holds besides its letters, with any script, as the inside of a character class (a name is read with
+// compatibility forms folded, NFKC, so a full-width or mathematical digit is its ASCII one here): printable ASCII but
+// letters (digits, the space, punctuation: ASCII's own look-alikes, 0 and O, l and |, are as plain to a reader as its
+// letters), apostrophes (’ ‘ and the modifier letters ʻ ʼ ʾ ʿ, as in O’Brien, Hawaiʻi, Saʿid), the hyphen ‐, the middle
+// dot · (米歇尔·福柯), combining marks (script Inherited: accents) and emoji (Extended_Pictographic and its skin tones,
+// but © ® and the letters in squares, 🅰 🅾, which A_NAME_SIGN leaves out, so they are refused before the patterns below
+// meet them). Every other character of no one script (Common) is a symbol and refused: APL's ⍺ ⍳ ⍴ and the estimated
+// sign ℮ are drawn as a, i, p and e, and no table of them is complete. One class with the letters, never an alternative
+// beside them: a mark that is both (U+0301 is Inherited, and Latin by its Script_Extensions) would make a failing match
+// try every way to split a long run of them.
+const NAME_SIGNS = String.raw`\x20-\x40\x5b-\x60\x7b-\x7e\u2018\u2019\u02bb\u02bc\u02be\u02bf\u2010\u00b7\p{Script=Inherited}\p{Emoji_Modifier}\p{Extended_Pictographic}`;
+const A_NAME_SIGN = new RegExp(`^(?![\u00a9\u00ae\u{1f100}-\u{1f1ff}])[${NAME_SIGNS}]$`, 'u');
+
 type Script = { name: string; letter: RegExp; usedIn: RegExp; only: RegExp };
 
 /** A script's patterns, or null where this runtime's Unicode does not know it (a regular expression refuses the name). */
@@ -269,7 +282,7 @@ function scriptOf(name: string): Script | null {
       name: name.replace(/_/g, ' '),
       letter: new RegExp(`^\\p{Script=${name}}$`, 'u'),
       usedIn: new RegExp(`^\\p{Script_Extensions=${name}}$`, 'u'),
-      only: new RegExp(`^[\\p{Script_Extensions=${name}}\\p{Script=Common}\\p{Script=Inherited}]*$`, 'u'),
+      only: new RegExp(`^[\\p{Script_Extensions=${name}}${NAME_SIGNS}]*$`, 'u'),
     };
   } catch {
     return null;
@@ -277,44 +290,58 @@ function scriptOf(name: string): Script | null {
 }
 
 const SCRIPTS: readonly Script[] = SCRIPT_NAMES.map(scriptOf).filter((script): script is Script => script !== null);
-// A letter of no one script: digits, punctuation, spaces (Common) and combining marks (Inherited) go with any.
-const ANY_SCRIPT = /^[\p{Script=Common}\p{Script=Inherited}]$/u;
-// Latin with Common and Inherited alone: nearly every name, answered without looking further.
-const LATIN_ONLY = /^[\p{Script_Extensions=Latin}\p{Script=Common}\p{Script=Inherited}]*$/u;
+// Latin with a name's signs alone: nearly every name, answered without looking further.
+const LATIN_ONLY = new RegExp(`^[\\p{Script_Extensions=Latin}${NAME_SIGNS}]*$`, 'u');
 // The mixes UTS #39 allows at its "highly restrictive" level, as a name's usual writing: Japanese (Han, Hiragana and
-// Katakana), Chinese with Bopomofo and Korean (Han and Hangul), each with Latin.
-const USUAL_MIXES = [
-  /^[\p{Script_Extensions=Latin}\p{Script_Extensions=Han}\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}\p{Script=Common}\p{Script=Inherited}]*$/u,
-  /^[\p{Script_Extensions=Latin}\p{Script_Extensions=Han}\p{Script_Extensions=Bopomofo}\p{Script=Common}\p{Script=Inherited}]*$/u,
-  /^[\p{Script_Extensions=Latin}\p{Script_Extensions=Han}\p{Script_Extensions=Hangul}\p{Script=Common}\p{Script=Inherited}]*$/u,
-];
+// Katakana), Chinese with Bopomofo and Korean (Han and Hangul), each with Latin. Without Latin, what one word may mix.
+const CJK_MIXES = ['\\p{Script_Extensions=Hiragana}\\p{Script_Extensions=Katakana}', '\\p{Script_Extensions=Bopomofo}', '\\p{Script_Extensions=Hangul}'];
+const USUAL_MIXES = CJK_MIXES.map((mix) => new RegExp(`^[\\p{Script_Extensions=Latin}\\p{Script_Extensions=Han}${mix}${NAME_SIGNS}]*$`, 'u'));
+const WORD_MIXES = CJK_MIXES.map((mix) => new RegExp(`^[\\p{Script_Extensions=Han}${mix}${NAME_SIGNS}]*$`, 'u'));
+// A character of no one script (Common) that is not one of a name's signs: a symbol, which may be drawn as a letter.
+const SYMBOL = /^\p{Script_Extensions=Common}$/u;
 
-/** A letter as a message names it: itself, and past ASCII its code point too, which a reader cannot tell by looking. */
+/** A character as a message names it: itself, and past ASCII its code point too, which a reader cannot tell by looking. */
 const shownLetter = (letter: string) => (/^[\x21-\x7e]$/.test(letter) ? letter : `${letter} (U+${(letter.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')})`);
 
+/** Whether `text` (folded as personKey folds it) is written in one script, its signs aside. */
+function inOneScript(text: string): boolean {
+  if (LATIN_ONLY.test(text)) return true;
+  const first = [...text].find((char) => !A_NAME_SIGN.test(char));
+  return first === undefined || SCRIPTS.some((script) => script.usedIn.test(first) && script.only.test(text));
+}
+
 /**
- * Readable problem with a person's name (an approver, a proposer) whose letters come from more than one script, or
- * null. Letters of two scripts draw one person's name as another's: "bօb" with an Armenian օ, "ꓲvan" with a Lisu ꓲ,
- * or letters no look-alike table holds yet; the four-eyes rule would take them for two people. A name in one script,
- * whichever (José, Łukasz, Νίκος, Сергей, 山田), is taken, as are the mixes a name is usually written in (Japanese kanji
- * and kana, Chinese with Bopomofo, Korean hanja and hangul, each with Latin: UTS #39's "highly restrictive" level).
- * Digits, punctuation, spaces and combining marks belong to no one script and go with any; a letter used in several
- * scripts (Script_Extensions) goes with each of them.
+ * Readable problem with a person's name (an approver, a proposer) that could draw as another person's, or null. Its
+ * letters must come from one script: letters of two scripts draw one person's name as another's ("bօb" with an
+ * Armenian օ, "ꓲvan" with a Lisu ꓲ, or letters no look-alike table holds yet), and the four-eyes rule would take them
+ * for two people. A name in one script, whichever (José, Łukasz, Νίκος, Сергей, 山田), is taken, as are the mixes a name
+ * is usually written in (Japanese kanji and kana, Chinese with Bopomofo, Korean hanja and hangul, each with Latin: UTS
+ * #39's "highly restrictive" level), Latin then in words of its own ("Alex 李", not "b〇b" with a Han 〇). Besides
+ * letters, a name holds only its signs (NAME_SIGNS: digits, spaces, ASCII punctuation, apostrophes, hyphens, middle
+ * dots, accents and emoji), which go with any script: another character of no one script is a symbol, and symbols are
+ * drawn as letters (⍺, ℮, ⍳, ⍴). The name is read with compatibility forms folded (NFKC), as personKey reads it: a
+ * mathematical 𝐚 or a full-width ａ is the Latin a, and a digit ０ the digit 0.
  */
 export function mixedScriptProblem(name: string): string | null {
-  if (LATIN_ONLY.test(name)) return null;
-  const letters = [...name].filter((char) => !ANY_SCRIPT.test(char));
-  const first = letters[0];
-  if (first === undefined) return null;
-  if (SCRIPTS.some((script) => script.usedIn.test(first) && script.only.test(name))) return null;
-  if (USUAL_MIXES.some((mix) => mix.test(name))) return null;
+  if (PRINTABLE_ASCII.test(name)) return null;
+  const symbols = new Set([...name].filter((char) => [...char.normalize('NFKC')].some((folded) => SYMBOL.test(folded) && !A_NAME_SIGN.test(folded))));
+  if (symbols.size > 0) {
+    return `holds ${[...symbols].map(shownLetter).join(', ')}, ${symbols.size === 1 ? 'a symbol' : 'symbols'} of no script, which can be drawn as a letter and make one person's name read as another's: a name is letters of one script with digits, spaces, ASCII punctuation, apostrophes (’ ʻ ʼ), hyphens (‐), middle dots (·), accents and emoji; remove ${symbols.size === 1 ? 'it' : 'them'}`;
+  }
+  const text = name.normalize('NFKC');
+  if (inOneScript(text)) return null;
+  const usual = USUAL_MIXES.some((mix) => mix.test(text));
+  if (usual && text.split(' ').every((word) => inOneScript(word) || WORD_MIXES.some((mix) => mix.test(word)))) return null;
   const byScript = new Map<string, Set<string>>();
-  for (const letter of letters) {
-    const script = SCRIPTS.find((candidate) => candidate.letter.test(letter))?.name ?? 'Unknown';
-    byScript.set(script, (byScript.get(script) ?? new Set()).add(letter));
+  for (const char of name) {
+    const letter = [...char.normalize('NFKC')].find((folded) => !A_NAME_SIGN.test(folded));
+    if (letter === undefined) continue;
+    const script = (SCRIPTS.find((candidate) => candidate.letter.test(letter)) ?? SCRIPTS.find((candidate) => candidate.usedIn.test(letter)))?.name ?? 'Unknown';
+    byScript.set(script, (byScript.get(script) ?? new Set()).add(char));
   }
   const scripts = [...byScript].map(([script, seen]) => `${script}: ${[...seen].map(shownLetter).join(' ')}`);
-  return `mixes letters of more than one script (${scripts.join('; ')}): letters of two scripts can draw one person's name as another's; write the name in the letters of one script`;
+  const words = usual ? '; Japanese, Chinese and Korean letters go with Latin ones only as words of their own (Alex 李)' : '';
+  return `mixes letters of more than one script (${scripts.join('; ')}): letters of two scripts can draw one person's name as another's; write the name in the letters of one script${words}`;
 }
 
 /** A person's name that arrives (an approver, a proposer): identifier(max), its letters from one script (mixedScriptProblem). */

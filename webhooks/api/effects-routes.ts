@@ -6,7 +6,7 @@
 import { CONFLICT_EVIDENCE_MAX, effectIdFor, errorMessage, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, linksOf, summaryOf } from './effect-view.js';
-import { apiError } from './errors.js';
+import { apiError, nothingRecorded } from './errors.js';
 import { createEffectListing } from './listing.js';
 import { hangUpOf, route, signedIn, type Route } from './route.js';
 import { bodyErrors, creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, redisErrors, refundBody } from './schemas.js';
@@ -82,7 +82,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
         const fields = error.fields.map((field) => ({ path: apiPath(field.path), message: field.message }));
         // Facts are the reader's, not the caller's: facts the gate cannot record are this service's fault.
         if (fields.length > 0 && fields.every((field) => field.path.startsWith('premises'))) throw apiError('internal', 'The fact reader returned facts the gate cannot record.', { cause: error });
-        throw apiError('invalid_request', `The request is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was recorded.`, { fields });
+        throw apiError('invalid_request', `The request is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}).${nothingRecorded(`/v1/${effect.kind}s`, body, fields)}`, { fields });
       }
       throw error;
     }

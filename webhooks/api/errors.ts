@@ -4,12 +4,38 @@
 // No answer ever carries a stack trace or a secret.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, LONGEST_RETRY_AFTER_MS, redactSecrets, redisTurnedAway, slowDownOf, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
+import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, LONGEST_RETRY_AFTER_MS, personName, recordedIdentifier, redactSecrets, redisTurnedAway, slowDownOf, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
 
 export type ErrorBody = { error: { code: string; message: string; fields?: FieldProblem[] } };
 
 export function apiError(code: ErrorCode, message: string, options: { fields?: readonly FieldProblem[]; cause?: unknown } = {}): InterlockError {
   return new InterlockError(code, message, { ...(options.fields ? { fields: options.fields } : {}), ...(options.cause === undefined ? {} : { cause: options.cause }) });
+}
+
+/** Where a request that records something is read back, by its route: the body member naming it, and the lookup. */
+const READ_BACK: Record<string, { member: string; at: (id: string) => string }> = {
+  '/v1/refunds': { member: 'request_id', at: (id) => `GET /v1/effects?request=${encodeURIComponent(id)}` },
+  '/v1/credits': { member: 'request_id', at: (id) => `GET /v1/effects?request=${encodeURIComponent(id)}` },
+  '/v1/cases': { member: 'case_id', at: (id) => `GET /v1/cases/${encodeURIComponent(id)}` },
+  '/v1/approvals': { member: 'id', at: (id) => `GET /v1/approvals/${encodeURIComponent(id)}` },
+};
+const recorded = recordedIdentifier(200);
+const person = personName(200);
+
+/**
+ * What a request refused for its fields (400) says it recorded: nothing. But a person's name (`agent`, `approver`)
+ * refused only by the rules a name came under after it could be recorded (no unseen character, letters of one script,
+ * no symbol: mixedScriptProblem) may be the name an earlier version recorded this very request with, and a retry of it
+ * must not be told the request went nowhere: the answer says this request recorded nothing and where the one recorded
+ * before, if any, is read (a recorded name is read back as it was recorded).
+ */
+export function nothingRecorded(path: string, body: unknown, fields: readonly FieldProblem[]): string {
+  const given = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  const readBack = READ_BACK[path];
+  const id = readBack === undefined ? undefined : given[readBack.member];
+  const laterRule = fields.some((field) => (field.path === 'agent' || field.path === 'approver') && recorded.safeParse(given[field.path]).success && !person.safeParse(given[field.path]).success);
+  if (readBack === undefined || !laterRule || typeof id !== 'string' || !recorded.safeParse(id).success) return ' Nothing was recorded.';
+  return ` Nothing was recorded by this request; if this ${readBack.member} was recorded before (an earlier version took names that mix scripts or hold symbols), ${readBack.at(id)} answers it as it stands.`;
 }
 
 /** Errors body-parser raises, by their `type`, as registry codes. */

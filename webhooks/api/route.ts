@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { redactDeep, zodFieldProblems, type FieldProblem } from '../../src/interlock.js';
 import { callerOf, type Permission } from './auth.js';
-import { apiError } from './errors.js';
+import { apiError, nothingRecorded } from './errors.js';
 import type { Caller } from './tokens.js';
 
 export type Method = 'get' | 'post' | 'put';
@@ -126,7 +126,7 @@ export function route<P extends Schema = undefined, Q extends Schema = undefined
         const more = fields.length > shown.length ? `; and ${fields.length - shown.length} more` : '';
         const detail = shown.map((field) => `${field.path}: ${field.message}`).join('; ');
         // A read records nothing whatever it is asked: only a request that would have recorded something says so.
-        throw apiError('invalid_request', `The request is invalid (${detail}${more}).${spec.method === 'get' ? '' : ' Nothing was recorded.'}`, { fields: shown });
+        throw apiError('invalid_request', `The request is invalid (${detail}${more}).${spec.method === 'get' ? '' : nothingRecorded(spec.path, given, fields)}`, { fields: shown });
       }
       const answer = await spec.handle({ params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller: spec.permission === null ? null : callerOf(req), req, res });
       res.status(answer.status).json(answer.verbatim ? answer.body : redactDeep(answer.body));

@@ -38,7 +38,7 @@ const requestId = requestIdentifier(200)
   .meta({ description: `A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it. It may not start with \`case:\` or \`reapproval:\` (the request ids of cases and re-approvals, which the service derives itself). ${REQUEST_IDENTIFIER}` });
 const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');
 /** personName(max): a person's name, in the letters of one script (mixedScriptProblem in src/core/text.ts). */
-const ONE_SCRIPT = 'Its letters are of one script (digits, punctuation and combining marks go with any; Japanese kanji and kana, Chinese with Bopomofo and Korean hanja and hangul may each go with Latin): a name mixing scripts can read as another person\'s (`bօb` with an Armenian `օ`), and the server refuses it (400).';
+const ONE_SCRIPT = 'Its letters are of one script, read with compatibility forms folded (digits, spaces, ASCII punctuation, apostrophes, the hyphen ‐, the middle dot ·, accents and emoji go with any; Japanese kanji and kana, Chinese with Bopomofo and Korean hanja and hangul may each go with Latin as words of their own): a name mixing scripts, or holding a symbol of no script, can read as another person\'s (`bօb` with an Armenian `օ`, `⍺lex` with APL\'s alpha), and the server refuses it (400).';
 const agent = personName(100).meta({ description: `Who decided (a person or a model); defaults to the token name. ${ONE_SCRIPT} ${SEEN_IDENTIFIER}` });
 const decision = z
   .strictObject({

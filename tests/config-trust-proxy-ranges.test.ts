@@ -4,27 +4,16 @@
 // after the workers and recovery had started. And "never `true`" holds for ranges: one too wide to be a proxy's (an
 // IPv4 prefix shorter than /8, an IPv6 one shorter than /7; an IPv4-mapped range judged as its IPv4 part) is refused
 // with a sentence saying why, so 0.0.0.0/1, 128.0.0.0/1, ::/1, 8000::/1 cannot let every client choose its req.ip.
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import express from 'express';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { proxyAddr, trustProxyProblem } from './support/trust-proxy.js';
 import { runCli, tempDir } from './cli/run-cli.js';
 
-const load = createRequire(import.meta.url);
-const proxyAddr = createRequire(load.resolve('express'))('proxy-addr') as { compile: (trust: string[]) => (address: string, hop: number) => boolean };
-
-function problem(value: string): string | null {
-  try {
-    loadConfig({ INTERLOCK_TRUST_PROXY: value });
-    return null;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-}
+const problem = trustProxyProblem;
 
 describe('a value Express cannot be built with', () => {
   it.each(['0.0.0.0/0', '::/0', '10.0.0.0/8, ::/0', '::ffff:0.0.0.0/0'])('%s is refused by the configuration check', (value) => {

@@ -2,22 +2,10 @@
 // listed are counted together, each address once (overlaps merged), and more than one IPv4 /8 or one IPv6 /7 of them
 // outside the loopback, link-local and private ranges the keywords name is refused at start, naming the total. An
 // IPv4-mapped range counts as the IPv4 range it maps. 256 /8s, each narrow enough alone, were `true` by another name.
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { proxyAddr, trustProxyProblem } from './support/trust-proxy.js';
 
-const load = createRequire(import.meta.url);
-const proxyAddr = createRequire(load.resolve('express'))('proxy-addr') as { compile: (trust: string[]) => (address: string, hop: number) => boolean };
-
-function problem(value: string): string | null {
-  try {
-    loadConfig({ INTERLOCK_TRUST_PROXY: value });
-    return null;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-}
+const problem = trustProxyProblem;
 
 const everyIpv4 = Array.from({ length: 256 }, (_, i) => `${i}.0.0.0/8`).join(',');
 const everyIpv6 = Array.from({ length: 128 }, (_, i) => `${(i * 2).toString(16)}00::/7`).join(',');

@@ -618,7 +618,11 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    */
   async function notJudged(job: Job<EffectJob, EffectAnswer>, error: Error): Promise<void> {
     const effectId = effectOfJob(job.id);
-    if (effectId === null || (await settledOutcome(stores, effectId)) !== null) return;
+    if (effectId === null) return;
+    // When the job failed (Redis time, read first): the raise says so, so a raise that lands late is told from a newer
+    // failure (redis/alerts.ts newerFailure).
+    const failedAt = await redisNow(stores);
+    if ((await settledOutcome(stores, effectId)) !== null) return;
     const partition = await stores.journal.partitionOf(effectId);
     if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) return;
     const proposal = await latestProposal(stores, effectId);
@@ -646,7 +650,15 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       disputes: [],
       sentence: `Proposal ${effectId} (${subject}, ${moneyText(amount, currency)}) was recorded but not judged: its job failed for good (${error.message}). Nothing was sent, and nothing will be on its own.`,
       action: `Fix ${cause}, then send the same request again (the same request_id): it is queued again and judged, and its money moves at most once.`,
+      occurredAt: failedAt,
     });
+    // Judged meanwhile (another job of the effect, queued again, ran between the check above and the raise, and its
+    // resolution came first): the raise opened an alert about an effect that no longer needs a person; resolved again.
+    if ((await settledOutcome(stores, effectId)) !== null) {
+      await stores.alerts.resolve(alert.id, 'effects worker: the effect was judged');
+      logger.info({ effectId, alert: alert.id }, 'a not_judged alert raised as its effect was judged was resolved again');
+      return;
+    }
     logger.error({ effectId, alert: alert.id, error: error.message }, 'effect job failed for good before its effect was judged; alert raised');
   }
   /** The alerts being raised, awaited on close. */

@@ -1,0 +1,72 @@
+// Rule: a not_judged alert is about an effect nobody judged. When a job failing for good raises it just as another
+// job of the effect judges it (the check that the effect is unjudged, then the raise, with the judging and its
+// resolution in between), the alert does not stay open over a committed effect: the worker that raised it finds the
+// effect judged and resolves it again. Under load the late raise of an earlier failed job reopened the alert after
+// the effect committed, and it stayed open, asking a person about money that had moved
+// (tests/queues/proposal-cap-failed-jobs.test.ts failed about one run in two).
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, expect, it } from 'vitest';
+import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
+import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget } from '../../src/interlock.js';
+import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
+
+const config = testConfig({ keyPrefix: `tnjrace${randomBytes(6).toString('hex')}` });
+const closers: (() => Promise<unknown>)[] = [];
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+  const redis = new Redis(config.redisUrl);
+  for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
+    const stale = await redis.keys(pattern);
+    for (let i = 0; i < stale.length; i += 500) await redis.del(...stale.slice(i, i + 500));
+  }
+  await redis.quit();
+});
+
+it('a not_judged raise that lands after the effect was judged leaves the alert resolved', async () => {
+  let keyRefused = true;
+  const inner = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+  const target: MemoryTarget = {
+    ...inner,
+    async readFacts(...args: Parameters<MemoryTarget['readFacts']>) {
+      if (keyRefused) throw new InterlockError('target_misconfigured', 'Stripe refused the API key (401): the key may have been rotated.');
+      return inner.readFacts(...args);
+    },
+  };
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+  const sender = await startSender(stores, target);
+  const queue = createEffectsQueue(stores, { backoffMs: 50 });
+  const terms = approvalTerms();
+  await stores.approvals.grant(terms);
+  const proposal = refundProposal({ requestId: `case-${randomBytes(4).toString('hex')}`, approval: terms.id });
+
+  // The worker's raise is held until another job of the effect has judged it: the key works again, the proposal is
+  // judged (COMMITTED), and the alert (raised by an earlier failure) is resolved as the effects worker resolves it.
+  const raise = stores.alerts.raise.bind(stores.alerts);
+  let raced = false;
+  stores.alerts.raise = async (alert) => {
+    if (alert.kind === 'not_judged' && !raced) {
+      raced = true;
+      keyRefused = false;
+      const judged = await sender.gate.submit(proposal);
+      expect(judged.outcome).toBe('COMMITTED');
+      const earlier = await raise({ ...alert, occurredAt: undefined });
+      await stores.alerts.resolve(earlier.alert.id, 'effects worker: the effect was judged');
+    }
+    return raise(alert);
+  };
+  const worker = startEffectsWorker(stores, sender, { concurrency: 2 });
+  closers.push(() => stores.close(), () => sender.close(), () => queue.close(), () => worker.close(true));
+
+  const { effectId } = await queue.propose(proposal);
+  await expect.poll(() => raced, { timeout: 15_000 }).toBe(true);
+  expect(await settledOutcome(stores, effectId)).toBe('COMMITTED');
+  await expect.poll(async () => (await stores.alerts.get(`not_judged:${effectId}`))?.resolvedAt ?? null, { timeout: 10_000 }).not.toBeNull();
+  // And it stays so: nothing opens it again.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect((await stores.alerts.get(`not_judged:${effectId}`))?.resolvedAt).not.toBeNull();
+  expect(inner.landedCount(effectId)).toBe(1);
+});

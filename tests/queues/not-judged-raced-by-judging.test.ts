@@ -53,7 +53,8 @@ it('a not_judged raise that lands after the effect was judged leaves the alert r
       keyRefused = false;
       const judged = await sender.gate.submit(proposal);
       expect(judged.outcome).toBe('COMMITTED');
-      const earlier = await raise({ ...alert, occurredAt: undefined });
+      const { occurredAt: _failedAt, ...unsaid } = alert;
+      const earlier = await raise(unsaid);
       await stores.alerts.resolve(earlier.alert.id, 'effects worker: the effect was judged');
     }
     return raise(alert);

@@ -45,14 +45,20 @@ function givenValue(value: unknown): string {
 }
 
 /**
- * REDIS_URL as its refusal quotes it, as every setting's (givenSetting): a URL as shownUrl shows it (no user, password
- * or query); a host and port (`"127.0.0.1:6379"`, a URL without its scheme) or a value shorter than any secret
- * (`"localhost"`, `"cache.local"`) as written; anything else by its kind or length only. It may hold a password
- * (`default:pw@cache`), and a swapped line of an env file puts a secret here that reads like a host name: a dotted
- * Redis password, a JWT, an API token with a dot.
+ * REDIS_URL as its refusal quotes it: a URL as shownUrl shows it (no user, password or query); a host with its port, an
+ * IP address or localhost as written (`"127.0.0.1:6379"`, `"[::1]:6379"`, `"cache:6379"`: a URL without its scheme);
+ * anything else by its length only. A swapped line of an env file puts a secret here, and a Redis password is often
+ * short and may read like a host name (`hunter2hunter2`, a dotted one, a JWT), so a bare name is not quoted either.
  */
 function givenRedisUrl(value: unknown): string {
-  return givenSetting(value);
+  if (typeof value !== 'string') return givenSetting(value);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && URL.canParse(value)) return ` (given: ${shownUrl(value)})`;
+  const host = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+))(?::([0-9]{1,5}))?$/.exec(value);
+  const address = host?.[1] ?? host?.[2] ?? '';
+  const plain = host !== null && (host[3] !== undefined || isIP(address) !== 0 || address === 'localhost');
+  if (plain && redactSecrets(value) === value) return ` (given: ${JSON.stringify(value)})`;
+  const hint = secretHint(value);
+  return ` (given: ${hint === '…' ? `${value.length} characters, not shown` : hint})`;
 }
 
 /** STRIPE_WEBHOOK_SECRET as its refusal quotes it: each secret by its kind only (`whsec_…wxyz`), anything else by its length. */

@@ -1077,6 +1077,9 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
   }
 }
 
+/** What a name holds besides its letters, digits and accents (spaces, dashes, quotes, dots, symbols): not compared. */
+const NOT_OF_A_NAME = /[^\p{L}\p{N}\p{M}]/gu;
+
 /**
  * A name as the four-eyes rule compares it: compatibility forms folded (fullwidth letters read as their plain ones),
  * invisible format characters (zero-width spaces and joiners) dropped, runs of white space made one, case ignored,
@@ -1087,9 +1090,12 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
  * a name written wholly in its own script. Case is folded through upper case first, as Unicode's full case folding
  * does: lower case alone keeps "Strauß" and "STRAUSS", or "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς
  * to Σ). The look-alikes are read after case is folded, so two spellings of one name in two cases stay one name.
+ * Only letters, digits and accents count (NOT_OF_A_NAME): "Jean–Luc" with an en dash (taken by an earlier version,
+ * refused now), "Jean-Luc", "Jean Luc" and "JeanLuc" are one person, so an approver whose recorded name holds a mark
+ * that can no longer be typed is still held to four eyes by any spelling of it.
  */
 export function personKey(name: string): string {
-  return latinLookAlikes(compatibilityLookAlikes(name).normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC'));
+  return latinLookAlikes(compatibilityLookAlikes(name).normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC')).replace(NOT_OF_A_NAME, '');
 }
 
 /**

@@ -35,8 +35,13 @@ describe('REDIS_URL refused', () => {
     expect(message).toMatch(/\(given: sk_live_…\w{4}\)/);
   });
 
-  it.each(['localhost', 'cache.local', 'redis.internal:6379', '127.0.0.1:6379', 'redis.internal.example.com:6380'])('quotes %s, a host, whole', (host) => {
+  it.each(['localhost', 'redis.internal:6379', '127.0.0.1:6379', 'redis.internal.example.com:6380', '[::1]:6379', '10.0.0.5'])('quotes %s, a host with its port or an address, whole', (host) => {
     expect(refusal({ REDIS_URL: host })).toContain(`(given: ${JSON.stringify(host)})`);
+  });
+
+  // A bare name cannot be told from a short password (hunter2hunter2), so it is shown by its length.
+  it.each(['cache.local', 'hunter2hunter2'])('shows %s, a bare name, by its length', (value) => {
+    expect(refusal({ REDIS_URL: value })).toContain(`(given: ${value.length} characters, not shown)`);
   });
 
   it('shows a URL without its password', () => {

@@ -94,7 +94,8 @@ export function noteSession(req: Request, caller: Caller | readonly Caller[]): v
  * takes the header only, so no cookie a browser holds can ever call it, and the cookie is never taken as a token.
  * `failures`: the counter of unknown tokens the page's sign-in spends too (null: none counted, as with the rate limit
  * turned off). A bearer token from an address that sent too many unknown ones is answered 429 `rate_limited` without
- * being checked, the right one too, as the sign-in form answers, unless it authenticated from that address before.
+ * being checked, the right one too, as the sign-in form answers, unless it authenticated from that address before
+ * (in a request the caller's rate limit let through).
  */
 export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null, options: { cookiePaths?: readonly string[]; failures?: FailedSignIns | null } = {}): RequestHandler {
   const cookiePaths = options.cookiePaths ?? [];
@@ -102,6 +103,8 @@ export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null,
   return (req, res, next) => {
     const header = req.headers.authorization;
     let caller: Caller;
+    /** The bearer token that found the caller, known at its address once the caller's rate limit lets the request on. */
+    let presentedFrom: { failures: FailedSignIns; address: string; token: string } | null = null;
     if (header === undefined) {
       const onCookiePath = cookiePaths.some((path) => req.path === path || req.path.startsWith(`${path}/`));
       const session = onCookiePath ? sessions.get(req) : undefined;
@@ -139,7 +142,7 @@ export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null,
         next(apiError('unauthenticated', 'The bearer token is not one this service knows. Check INTERLOCK_API_TOKENS or the tokens printed at start.'));
         return;
       }
-      sender?.failures.succeeded(sender.address, presented);
+      if (sender !== null) presentedFrom = { ...sender, token: presented };
       caller = found;
     }
     callers.set(req, caller);
@@ -151,6 +154,8 @@ export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null,
         return;
       }
     }
+    // Only now: a request its rate limit refused is no use of the token, and would keep it known for nothing.
+    presentedFrom?.failures.succeeded(presentedFrom.address, presentedFrom.token);
     next();
   };
 }

@@ -35,12 +35,24 @@
 // In memory, at most `addresses` buckets and as many addresses' known tokens, each held as digests, never the token. A
 // bucket full again is the same as one never seen, so it is forgotten, least recently failed first; past the cap the
 // bucket that failed longest ago is forgotten. Known tokens are added only by a token that authenticated, which a
-// guesser has none of; past the cap, the address whose token authenticated longest ago is forgotten.
+// guesser has none of, and only by a request its caller's rate limit let through (auth.ts; routes.ts, withinLimit): a
+// request that limit refused is no use of the token and refreshes nothing. The known tokens of every address are one
+// map, so a token is known at its last `perToken` addresses at most, the one it authenticated from longest ago
+// forgotten first. Without that bound, one holder of any token (the lowest role) authenticating once from each of
+// `addresses` IPv6 /64s (a /48 is had for free) would push every other address's known tokens out, and a guesser
+// beside the operator would hold the operator's token out again. With it, one token holds `perToken` addresses of the
+// map, which fills only with more than `addresses` / `perToken` tokens configured (312 by default); past the cap, the
+// address whose token authenticated longest ago is forgotten. A token used from more than `perToken` addresses (a fleet
+// of runners sharing one) is known only at the last of them: at the others, while their bucket is empty, it waits for
+// the refill as a token never used there does.
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 
-/** `addresses`: the most buckets kept, and the most addresses whose known tokens are kept; `known`: the most per address. */
-export type FailedSignInLimit = { perMinute: number; burst: number; addresses: number; known: number };
+/**
+ * `addresses`: the most buckets kept, and the most addresses whose known tokens are kept; `known`: the most per address;
+ * `perToken`: the most addresses one token is known at (PER_TOKEN when not given).
+ */
+export type FailedSignInLimit = { perMinute: number; burst: number; addresses: number; known: number; perToken?: number };
 
 /**
  * The client a bucket counts: an IPv4 address (an IPv4-mapped IPv6 one written as IPv4), or an IPv6 address's /64, the
@@ -66,7 +78,10 @@ export function senderOf(req: Request): { address: string; hostLogged: string } 
   return { address: req.ip ?? req.socket.remoteAddress ?? 'unknown', hostLogged: (req.headers.host ?? '').slice(0, 270) };
 }
 
-export const FAILED_SIGN_INS: FailedSignInLimit = { perMinute: 10, burst: 10, addresses: 10_000, known: 16 };
+/** The addresses a token is known at, at most, unless the limit names another number. */
+const PER_TOKEN = 32;
+
+export const FAILED_SIGN_INS: FailedSignInLimit = { perMinute: 10, burst: 10, addresses: 10_000, known: 16, perToken: PER_TOKEN };
 
 export type FailedSignIns = {
   /**
@@ -98,6 +113,9 @@ export function createFailedSignIns(limit: FailedSignInLimit, now: () => number)
   const buckets = new Map<string, Bucket>();
   /** clientOf -> the digests of its last `known` tokens that authenticated, the address whose last did longest ago first. */
   const known = new Map<string, readonly string[]>();
+  /** A known token's digest -> the addresses (clientOf) it is known at, at most `perToken`, the longest ago first. */
+  const places = new Map<string, Set<string>>();
+  const perToken = limit.perToken ?? PER_TOKEN;
   const left = (bucket: Bucket, at: number) => Math.min(limit.burst, bucket.tokens + (at - bucket.at) * perMs);
   const isKnown = (client: string, digest: string) => known.get(client)?.includes(digest) === true;
 
@@ -114,6 +132,19 @@ export function createFailedSignIns(limit: FailedSignInLimit, now: () => number)
     if (map.size < limit.addresses) return;
     const first = map.keys().next();
     if (first.done !== true) map.delete(first.value);
+  }
+
+  /** Notes that `digest` is no longer known at `client`. */
+  function unplace(digest: string, client: string): void {
+    const at = places.get(digest);
+    at?.delete(client);
+    if (at?.size === 0) places.delete(digest);
+  }
+
+  /** Forgets the known tokens of `client` (`digests`), wherever each is noted as known there. */
+  function forget(client: string, digests: readonly string[]): void {
+    known.delete(client);
+    for (const digest of digests) unplace(digest, client);
   }
 
   return {
@@ -143,10 +174,33 @@ export function createFailedSignIns(limit: FailedSignInLimit, now: () => number)
     succeeded(given, token) {
       const client = clientOf(given);
       const digest = digestOf(token);
-      const held = known.get(client) ?? [];
-      known.delete(client);
-      roomIn(known);
-      known.set(client, held.at(-1) === digest ? held : [...held.filter((each) => each !== digest), digest].slice(-limit.known));
+      const held = known.get(client);
+      if (held === undefined) {
+        // A new address: past the cap, the one whose token authenticated longest ago is forgotten, with its places.
+        if (known.size >= limit.addresses) {
+          const first = known.entries().next();
+          if (first.done !== true) forget(first.value[0], first.value[1]);
+        }
+      } else {
+        known.delete(client);
+      }
+      const list = [...(held ?? []).filter((each) => each !== digest), digest];
+      known.set(client, list.slice(-limit.known));
+      for (const dropped of list.slice(0, -limit.known)) unplace(dropped, client);
+      const at = places.get(digest) ?? new Set<string>();
+      at.delete(client);
+      at.add(client);
+      places.set(digest, at);
+      if (at.size > perToken) {
+        // Known at too many addresses: no longer at the one it authenticated from longest ago.
+        const oldest = at.values().next();
+        if (oldest.done !== true) {
+          unplace(digest, oldest.value);
+          const rest = (known.get(oldest.value) ?? []).filter((each) => each !== digest);
+          if (rest.length === 0) known.delete(oldest.value);
+          else known.set(oldest.value, rest);
+        }
+      }
     },
   };
 }

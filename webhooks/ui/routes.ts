@@ -191,10 +191,19 @@ export function uiRouter(deps: UiDeps): Router {
     return mixedSessionsPage(names, mixed.csrf, PAGE_PATH.test(here) ? `${here}/sign-out` : `${UI_PATH}/sign-out`);
   }
 
-  /** Takes one of `caller`'s rate limit; false when it has none left, and then `res` has its 429 page. */
-  function withinLimit(res: Response, caller: Caller, page: (sentence: string) => Html): boolean {
+  /**
+   * Takes one of `caller`'s rate limit; false when it has none left, and then `res` has its 429 page. A request within
+   * it whose bearer header found `caller` makes that token known at its address (failed-sign-ins.ts); one refused
+   * by the limit is no use of the token and refreshes nothing.
+   */
+  function withinLimit(req: Request, res: Response, caller: Caller, page: (sentence: string) => Html): boolean {
     const decision = deps.limiter?.take(`${caller.name}:${caller.role}`) ?? { allowed: true };
-    if (decision.allowed) return true;
+    if (decision.allowed) {
+      const header = bearerOf(req);
+      const bearing = bearers.get(req);
+      if (header !== undefined && bearing?.name === caller.name && bearing.role === caller.role) failures?.succeeded(senderOf(req).address, header);
+      return true;
+    }
     res.setHeader('Retry-After', String(decision.retryAfterSeconds));
     send(res, 429, page(`Token ${caller.name} sent more requests than its rate limit allows; try again in ${decision.retryAfterSeconds} s.`));
     return false;
@@ -218,12 +227,11 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 429, messagePage(null, 'Slow down', `Too many tokens this service does not know came from your address, so this request's token, not one that authenticated from your address before, was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`));
       return;
     }
+    // Known at this address only once its caller's rate limit lets the request on (withinLimit).
     const caller = tokens.authenticate(header);
     if (caller === null) {
       failures?.failed(address, header);
       context.logger.warn({ reqId, host: hostLogged }, 'page request with an unknown bearer token');
-    } else {
-      failures?.succeeded(address, header);
     }
     bearers.set(req, caller);
     next();
@@ -251,7 +259,7 @@ export function uiRouter(deps: UiDeps): Router {
     const { caller } = signed;
     noteCaller(req, caller);
     const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections: sectionsOf(caller) };
-    if (!withinLimit(res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return null;
+    if (!withinLimit(req, res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return null;
     return { viewer, caller };
   }
 
@@ -368,8 +376,9 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 401, signInPage({ error: 'That token is not one this service knows. Use a token from INTERLOCK_API_TOKENS or the ones printed at start.', next }));
       return;
     }
+    if (!withinLimit(req, res, caller, (sentence) => signInPage({ error: `Not signed in: ${sentence}`, next }))) return;
+    // Known at this address only once the rate limit let the sign-in on: a refused one is no use of the token.
     failures?.succeeded(address, token);
-    if (!withinLimit(res, caller, (sentence) => signInPage({ error: `Not signed in: ${sentence}`, next }))) return;
     // The sessions this browser held end here: one another server on the host planted (for a longer path, sent first)
     // would otherwise stand beside the new one, and the page could not tell whose the browser is.
     for (const value of cookieValues(req, SESSION_COOKIE)) sessions.close(value);
@@ -413,7 +422,7 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 403, messagePage(null, 'Not signed out', 'The form was not this session’s (its CSRF token is missing or wrong); sign out from the page itself.'));
       return;
     }
-    if (signed !== null && !withinLimit(res, signed.caller, (sentence) => messagePage(null, 'Not signed out', sentence))) return;
+    if (signed !== null && !withinLimit(req, res, signed.caller, (sentence) => messagePage(null, 'Not signed out', sentence))) return;
     // Ended here, not only forgotten by this browser: a copy of the cookie (another server on this host got one) is
     // refused from now on. Every session the request holds ends, whichever cookie comes first.
     for (const value of cookieValues(req, SESSION_COOKIE)) sessions.close(value);

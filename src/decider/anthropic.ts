@@ -376,8 +376,8 @@ const UNITS_WINDOW = 40;
  * `(USD) 500`, `USD  500`); after it so (`5000 dollars`, `500 (USD)`, `500 quid`), and a currency's name with up
  * to two words between (`50 US dollars`, `50 New Zealand dollars`), but not a sign or a code (`order 1234 for $20`).
  */
-const UNITS_BEFORE = new RegExp(String.raw`${WHOLE_UNITS}[\s:=()[\]-]*$`, 'iu');
-const UNITS_AFTER = new RegExp(String.raw`^[\s:=()[\]-]*(?:${WHOLE_UNITS}|(?:[\p{L}.]+[\s-]+){1,2}(?:${UNIT_WORDS})(?!\p{L}))`, 'iu');
+const UNITS_BEFORE = new RegExp(String.raw`(${WHOLE_UNITS})[\s:=()[\]-]*$`, 'iu');
+const UNITS_AFTER = new RegExp(String.raw`^[\s:=()[\]-]*(${WHOLE_UNITS}|(?:[\p{L}.]+[\s-]+){1,2}(?:${UNIT_WORDS})(?!\p{L}))`, 'iu');
 /**
  * Cents written after a figure (`2000 cents`, `50¢`, `a 50-cent fee`): that figure is cents, whatever currency stands
  * before it (`20 dollars (2000 cents)`).
@@ -407,36 +407,43 @@ const NEAR_CHARS = 24;
  * One figure read in text that speaks of money (figuresIn): `cents`, what it counts as moneyIn reads it (every digit,
  * a hundred times when written in whole units without two decimals), or null when its size is not read (MULTIPLIED,
  * MULTIPLIED_LETTER); `units`, a currency of whole units written beside it; `centsWritten`, cents written after it;
- * `near`, the figure with a few characters of the text either side (dates and times blanked out), as a person reads it.
+ * `near`, the figure with a few characters of the text either side (dates and times blanked out), as a person reads it;
+ * `unit`, the currency written beside it as written (`$`, `USD`, `US dollars`; past a multiplying letter, `5k USD`), the
+ * one before it first, else null (read whether or not cents are written after it, which `centsWritten` says);
+ * `moneyActBefore`, a word for moving money or for an amount right before it (`credit of 25.00`).
  */
-type FigureRead = { figure: string; cents: number | null; units: boolean; centsWritten: boolean; near: string };
+type FigureRead = { figure: string; cents: number | null; units: boolean; centsWritten: boolean; near: string; unit: string | null; moneyActBefore: boolean };
 
 /**
- * The figures of text that speaks of money, as moneyIn reads them (at most IN_TEXT_READ_MAX), or null when it speaks
+ * The figures of text that speaks of money, as moneyIn reads them (at most `most`, IN_TEXT_READ_MAX unless told), or null when it speaks
  * of no money. A figure in text that speaks of no money (an order number, "waited 30 days") is not read.
  */
-function figuresIn(text: string): FigureRead[] | null {
+function figuresIn(text: string, most = IN_TEXT_READ_MAX): FigureRead[] | null {
   if (!MONEY_WORDS.test(text)) return null;
   const plain = text.replace(DATES_AND_TIMES, ' ');
   const figures: FigureRead[] = [];
   for (const match of plain.matchAll(FIGURE_IN_TEXT)) {
-    if (figures.length >= IN_TEXT_READ_MAX) break;
+    if (figures.length >= most) break;
     const figure = match[0];
     const end = match.index + figure.length;
     const before = plain.slice(Math.max(0, match.index - UNITS_WINDOW), match.index);
     const after = plain.slice(end, end + UNITS_WINDOW);
-    const unitsBefore = UNITS_BEFORE.test(before);
+    const unitBefore = UNITS_BEFORE.exec(before)?.[1];
+    const unitsBefore = unitBefore !== undefined;
     const letter = MULTIPLIED_LETTER.exec(after)?.[0];
     const rest = letter === undefined ? '' : after.slice(letter.length);
     const centsWritten = CENTS_AFTER.test(after);
+    const unitAfter = UNITS_AFTER.exec(letter === undefined ? after : rest)?.[1];
     const units = !centsWritten && (unitsBefore || UNITS_AFTER.test(after));
     const near = `${before.slice(-NEAR_CHARS)}${figure}${after.slice(0, NEAR_CHARS)}`;
-    if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || MONEY_ACT_BEFORE.test(before)))) {
-      figures.push({ figure, cents: null, units, centsWritten, near });
+    const moneyActBefore = MONEY_ACT_BEFORE.test(before);
+    const read = { figure, units, centsWritten, near, unit: unitBefore ?? unitAfter ?? null, moneyActBefore };
+    if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || moneyActBefore))) {
+      figures.push({ ...read, cents: null });
       continue;
     }
     const cents = Number(figure.replace(/\D/g, '')) * (units && !TWO_DECIMALS.test(figure) ? 100 : 1);
-    figures.push({ figure, cents, units, centsWritten, near });
+    figures.push({ ...read, cents });
   }
   return figures;
 }
@@ -724,6 +731,115 @@ function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: CallW
   return { amountCents: asked, deviations: [problem] };
 }
 
+/** The currencies a word for whole units (UNIT_WORDS, singular) may mean. */
+const DOLLARS = ['usd', 'cad', 'aud', 'nzd', 'hkd', 'sgd'];
+const CURRENCIES_OF_WORD: Readonly<Record<string, readonly string[]>> = {
+  dollar: DOLLARS,
+  buck: DOLLARS,
+  euro: ['eur'],
+  pound: ['gbp'],
+  quid: ['gbp'],
+  yen: ['jpy'],
+  yuan: ['cny'],
+  franc: ['chf'],
+  rupee: ['inr'],
+  peso: ['mxn'],
+  krona: ['sek'],
+  kronor: ['sek'],
+  krone: ['nok', 'dkk'],
+  kroner: ['nok', 'dkk'],
+  zloty: ['pln'],
+  rand: ['zar'],
+};
+
+/** The sign `currency` is written with (`$` for usd, cad and aud; `€`; `¥` for jpy and cny), or '' when none is known. */
+function signOf(currency: string): string {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency, currencyDisplay: 'narrowSymbol' }).formatToParts(0).find((part) => part.type === 'currency')?.value ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** Whether a currency written beside a figure (FigureRead's `unit`: a sign, a code or a word for it) may be `currency`. */
+function unitNames(unit: string, currency: string): boolean {
+  const written = unit.trim().toLowerCase();
+  if (/^\p{Sc}$/u.test(written)) return signOf(currency).includes(written);
+  if (CURRENCY_CODES.split('|').includes(written)) return written === currency;
+  const word = written.split(/[\s.-]+/).at(-1) ?? '';
+  return (CURRENCIES_OF_WORD[word] ?? CURRENCIES_OF_WORD[word.replace(/s$/, '')] ?? []).includes(currency);
+}
+
+/** How many decimals `currency`'s amounts have as Stripe counts them (2 for usd, 0 for jpy, 3 for kwd; 2 when unknown). */
+function decimalsOf(currency: string | null): number {
+  return currency === null ? 2 : (/\.(\d+)/.exec(moneyText(1, currency))?.[1]?.length ?? 0);
+}
+
+/**
+ * A figure as written (`10`, `10.00`, `10,00`, `1,000.50`, `1.000,50`) in whole units of a currency with `decimals`
+ * decimals, in its smallest unit; null when it is no whole number of them (`¥10.50`, `20.5 cents`). A last group of one
+ * or two digits (three for a three-decimal currency) after a point or a comma is its decimals; other separators group.
+ */
+function smallestUnitsOf(figure: string, decimals: number): number | null {
+  const fraction = new RegExp(String.raw`[.,](\d{1,${Math.max(2, decimals)}})$`).exec(figure);
+  const whole = Number((fraction === null ? figure : figure.slice(0, fraction.index)).replace(/\D/g, ''));
+  const digits = fraction?.[1] ?? '';
+  if (/[1-9]/.test(digits.slice(decimals))) return null;
+  return whole * 10 ** decimals + Number(digits.slice(0, decimals).padEnd(decimals, '0') || '0');
+}
+
+/** A money figure of a credit's description that is not the sum it credits: what it reads as, and where it stands. */
+type OtherSum = { reads: string; near: string; cents: number | null };
+
+/**
+ * The money figures of a credit's description that name another sum than the `amount` it credits (in `currency`, the
+ * case's; null when the facts name none, then any currency may be it). A money figure is one written with a currency
+ * (`$10`, `$10.00`, `10 USD`, `USD 10.00`, `€10`, `10,00 €`, `10 dollars`), in cents (`1000 cents`), or with two
+ * decimals right after a word for an amount or for moving money (`credit of 10.00`); it names the amount when it is
+ * that many of the smallest unit in a currency that may be the case's (`$` may be usd, cad or aud). Figures with no such
+ * mark are no money and are not read (`INC-4521`, `3 days`, `99.9%`, `order 1000`), nor are dates and times.
+ */
+function otherSumsIn(description: string, amount: number, currency: string | null): OtherSum[] {
+  const decimals = decimalsOf(currency);
+  const named = (cents: number) => (currency === null ? `${cents} cents` : moneyText(cents, currency));
+  const others: OtherSum[] = [];
+  for (const read of figuresIn(description, Number.POSITIVE_INFINITY) ?? []) {
+    const near = read.near.trim();
+    if (read.centsWritten) {
+      const cents = decimals === 2 ? smallestUnitsOf(read.figure, 0) : null;
+      if (cents !== amount) others.push({ reads: cents === null ? `${read.figure} cents` : named(cents), near, cents });
+    } else if (read.unit !== null) {
+      if (currency !== null && !unitNames(read.unit, currency)) {
+        others.push({ reads: `a sum in another currency (${read.unit.trim()}) than the credit's ${currency.toUpperCase()}`, near, cents: null });
+        continue;
+      }
+      const cents = read.cents === null ? null : smallestUnitsOf(read.figure, decimals);
+      if (cents !== amount) others.push({ reads: cents === null ? 'a sum whose size is not read' : named(cents), near, cents });
+    } else if (read.moneyActBefore && TWO_DECIMALS.test(read.figure)) {
+      const cents = smallestUnitsOf(read.figure, decimals);
+      if (cents !== amount) others.push({ reads: cents === null ? 'a sum whose size is not read' : named(cents), near, cents });
+    }
+  }
+  return others;
+}
+
+/** How many other sums a deviation names; the rest are counted. */
+const OTHER_SUMS_SHOWN = 3;
+
+/**
+ * A deviation when a well-formed credit's description, the line the customer reads in their balance history (and the
+ * receipt signs), names another sum of money than the credit moves (otherSumsIn), or null. `namedAlready`: the cents a
+ * units confusion found by amountOfCall names already, not named twice. Confirming it sends the line as written.
+ */
+function otherSumsProblem(asked: number, description: string, currency: string | null, namedAlready: number | null): string | null {
+  const others = otherSumsIn(description, asked, currency).filter((other) => namedAlready === null || other.cents !== namedAlready);
+  if (others.length === 0) return null;
+  const credited = currency === null ? `${asked} cents` : moneyText(asked, currency);
+  const shown = others.slice(0, OTHER_SUMS_SHOWN).map((other) => `${other.reads} (${JSON.stringify(cleanModelLine(other.near, 80))})`);
+  const more = others.length > OTHER_SUMS_SHOWN ? `, and ${others.length - OTHER_SUMS_SHOWN} more` : '';
+  return `the model's issue_credit call credits ${asked} cents (${credited}), but its description, the line the customer reads in their balance history, names another sum: ${shown.join(', ')}${more}; confirming this credit sends that line as written beside a credit of ${credited}: if it should not read so, dismiss this and decide the case again`;
+}
+
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, currency: string | null, fail: (what: string) => DeciderError): Decision {
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
     fail(`its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${quoteCall(call.input)}`);
@@ -745,8 +861,12 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       if (!parsed.success) throw malformed(parsed.error.issues);
       // One line: the line the customer reads in their balance history.
       const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description', cleanModelLine);
-      const amount = amountOfCall(call.name, parsed.data.amount_cents, { where: 'its description', text: description }, said, currency);
-      return { action: 'credit', ...amount, description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
+      const asked = parsed.data.amount_cents;
+      const amount = amountOfCall(call.name, asked, { where: 'its description', text: description }, said, currency);
+      // The line must not name another sum than the credit moves: the customer reads it beside the credit.
+      const otherSums = otherSumsProblem(asked, description, currency, amount.deviations === undefined ? null : asked * 100);
+      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums])];
+      return { action: 'credit', amountCents: asked, ...(deviations.length === 0 ? {} : { deviations }), description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
     }
     case 'decline': {
       const parsed = INPUTS.decline.safeParse(call.input);

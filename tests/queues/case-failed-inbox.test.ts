@@ -185,7 +185,7 @@ describe('a failed case in the escalation inbox', () => {
     expect(record?.status).toMatchObject({ state: 'deviated', effectId });
     const shown = await request(rig.app).get(`/v1/inbox/model_deviated:${effectId}`).set(bearer(TOKENS.auditor));
     expect(shown.status).toBe(200);
-    expect(Object.keys(shown.body)).toEqual(['object', 'id', 'kind', 'effect_id', 'subject', 'outcome', 'happened', 'cents_at_stake', 'changes', 'actions', 'facts_shown', 'detail', 'status', 'opened_at', 'closed', 'links']);
+    expect(Object.keys(shown.body)).toEqual(['object', 'id', 'kind', 'effect_id', 'subject', 'outcome', 'happened', 'cents_at_stake', 'currency', 'changes', 'actions', 'facts_shown', 'detail', 'status', 'opened_at', 'closed', 'links']);
     expect(shown.body).toMatchObject({ kind: 'model_deviated', effect_id: effectId, subject: `payment:${paymentIntent}`, outcome: 'REFUSED:lease', cents_at_stake: 3_000, actions: ['reapprove', 'dismiss'], status: 'open', closed: null });
     expect(shown.body.links).toEqual({ self: `/v1/inbox/model_deviated:${effectId}`, effect: `/v1/effects/${effectId}`, receipt: `/v1/effects/${effectId}/receipt` });
     const view = await request(rig.app).get(`/v1/cases/${submission.caseId}`).set(bearer(TOKENS.auditor));

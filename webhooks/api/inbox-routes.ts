@@ -28,6 +28,8 @@ export function inboxItemView(item: InboxItem, reader: LinkReader) {
     outcome: item.outcome,
     happened: item.happened,
     cents_at_stake: item.centsAtStake,
+    // The currency of cents_at_stake, as the item keeps it: an approver may not read the effect to learn it.
+    currency: item.currency ?? null,
     changes: item.changes,
     actions: item.actions,
     // Only an open item is re-approved from a view; withFactsShown sets it for the views that show one.

@@ -411,7 +411,8 @@ export const inboxItemAnswer = z
     subject: z.string(),
     outcome: z.string().nullable(),
     happened: z.string(),
-    cents_at_stake: z.number(),
+    cents_at_stake: z.number().meta({ description: `What a person's decision is about (the effect's amount, or an exposure's total), in the smallest unit of \`currency\`, ${SMALLEST_UNIT}.` }),
+    currency: z.string().nullable().meta({ description: "The currency of `cents_at_stake` (lowercase ISO code): an exposure's is its alert's, any other item's its effect's (the premise it was decided on, else for a credit the configured INTERLOCK_CREDIT_CURRENCY). Null when nothing recorded says it (an item opened before items kept one, and a case_failed item, at stake 0): read it as a currency unknown, never as dollars." }),
     changes: z.array(change).meta({ description: 'The facts that changed, as the premise check recorded them (was -> now).' }),
     actions: z.array(z.enum(OPERATOR_ACTIONS)).meta({ description: 'What a person may do with it.' }),
     facts_shown: z

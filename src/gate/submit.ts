@@ -232,11 +232,17 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     return ctx.result(effectId, 'REFUSED:conflicting_payload', { reason });
   }
 
-  /** Makes the binding a submit put off for its dispatch step, when a refusal comes first; the answer if it is bound elsewhere. */
-  async function bindFirst(prepared: Prepared, binding: { current: Binding }): Promise<GateResult | null> {
+  /**
+   * Makes the binding a submit put off for its dispatch step, when a refusal comes first; the answer if it is bound
+   * elsewhere. A submit that expects a chain (`place`'s head) only takes the binding the effect holds (bindExisting):
+   * not bound, the effect has no chain, nothing is written, and the attempt is tried again ('retry').
+   */
+  async function bindFirst(prepared: Prepared, binding: { current: Binding }, place: Place): Promise<GateResult | 'retry' | null> {
     if (binding.current.status !== 'UNBOUND') return null;
-    const bound = await journal.bind(prepared.effectId, prepared.facts.subject);
-    if (bound.status === 'OTHER_SUBJECT') return refuseConflict(bound.bound, prepared, otherSubject(bound.bound, prepared.facts.subject));
+    const { effectId, facts } = prepared;
+    const bound = place.head === '' ? await journal.bind(effectId, facts.subject) : await journal.bindExisting(effectId, facts.subject);
+    if (bound.status === 'UNBOUND') return 'retry';
+    if (bound.status === 'OTHER_SUBJECT') return refuseConflict(bound.bound, prepared, otherSubject(bound.bound, facts.subject));
     binding.current = bound;
     return null;
   }
@@ -303,7 +309,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   /** A refusal the dispatch script decided (lease, caps): the proposal and why, after the chain head it judged. */
   async function recordRefusal(binding: { current: Binding }, partition: string, prepared: Prepared, place: Place, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap' | 'REFUSED:stale_premise', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
     // Entries are written only under a binding: a submit that put it off for its dispatch step makes it now.
-    const other = await bindFirst(prepared, binding);
+    const other = await bindFirst(prepared, binding, place);
     if (other !== null) return other;
     const written = await journal.append(partition, prepared.effectId, [...proposed, ...drafts], { place, payloadHash: prepared.hash });
     if (written.status !== 'OK') return 'retry';
@@ -506,8 +512,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       if (bound.status === 'UNBOUND') {
         const made = await journal.bindAndPropose(request);
         // On a guessed chain (AloneOnChain) another subject or payload proves the guess wrong, not the caller: the job's
-        // proposal is not the one its producer recorded (its data changed in Redis), so the recorded one is run.
-        if (made.reply === null) return guessed ? 'retry' : refuseConflict(made.bound.bound, prepared, otherSubject(made.bound.bound, partition));
+        // proposal is not the one its producer recorded (its data changed in Redis), so the recorded one is run. So does
+        // an effect not bound at all (UNBOUND: a step that expects a chain binds none, and wrote nothing).
+        if (made.reply === null) return guessed || made.bound.status === 'UNBOUND' ? 'retry' : refuseConflict(made.bound.bound, prepared, otherSubject(made.bound.bound, partition));
         binding.current = made.bound;
         reply = made.reply;
       } else {
@@ -718,7 +725,10 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * A recorded effect is bound already, so its chain is read in the same round trip as the binding (and the carried
    * approval's terms with them), instead of one read of the chain to pick the proposal and another after binding.
    * That needs the subject, from the carried proposal; when it is unusable or names another effect, the chain is
-   * read first, as its binding says.
+   * read first, as its binding says. A job never makes its effect's binding (bindExisting, and bind-propose-10 on the
+   * producer's chain): every producer binds before it records, so an effect not bound has nothing recorded, and a job
+   * added with only the queue's keys must not bind a request id nobody has used yet (case ids are predictable) to the
+   * payment it names, which would refuse the real request under that id as another payload (I5).
    */
   async function submitLatest(effectId: string, carried: unknown, onlyEntry: unknown = null): Promise<{ answer: GateResult; judged: boolean }> {
     let prepared: Prepared | null;
@@ -737,8 +747,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const answer = await onTheProducersChain(prepared, onlyEntry, ahead);
         if (answer !== null) return { answer, judged: true };
       }
-      const [bound, chain] = await Promise.all([journal.bind(effectId, subject), readChain(subject, effectId)]);
-      if (bound.status !== 'OTHER_SUBJECT') {
+      const [existing, chain] = await Promise.all([journal.bindExisting(effectId, subject), readChain(subject, effectId)]);
+      // Not bound with a proposal recorded: its producer bound and recorded between the two reads (or a cluster's index
+      // lost the binding): it binds as a submit does, to the subject its chain is on. Not bound with nothing recorded:
+      // the binding's subject and chain are read below, as for a carried copy of another subject.
+      const bound = existing.status === 'UNBOUND' && recordedProposal(chain.entries, 'latest') !== null ? await journal.bind(effectId, subject) : existing;
+      if (bound.status !== 'OTHER_SUBJECT' && bound.status !== 'UNBOUND') {
         const refused = refusalOfLatest(chain.entries);
         const latest = recordedProposal(chain.entries, 'latest');
         if (latest === null) {

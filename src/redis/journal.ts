@@ -390,6 +390,26 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return `${outbox ? OUTBOX_TOKEN : ''}${bootTag}.${tokens.toString(36)}`;
   }
 
+  /** One call of a binding script (bind-5, bind-existing-5), its index upkeep carried; the marker's loss is thrown. */
+  async function bindCall(name: 'bind-5' | 'bind-existing-5', effectId: string, partition: string, outbox: boolean): Promise<BindReply | { status: 'UNBOUND'; now: number }> {
+    const token = nextToken(outbox);
+    const upkeep = takeUpkeep();
+    const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'UNBOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'MARKER'; found: string }>(
+      name,
+      [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime, keys.deployment],
+      [effectId, partition, heldMarker(), token, ...upkeep.args],
+    ).catch((error: unknown) => {
+      upkeep.restore();
+      throw error;
+    });
+    if (reply.status === 'MARKER') {
+      upkeep.restore();
+      markerLost(reply.found);
+    }
+    if (reply.status === 'OTHER_SUBJECT' || reply.status === 'UNBOUND') return reply;
+    return { status: reply.status, now: reply.now, token };
+  }
+
   /**
    * The propose-5 keys and arguments of one sealed attempt at a dispatch; bind-propose-10 adds its own keys and
    * arguments after them (`moreKeys`, `moreArgs`), in the same lists.
@@ -566,21 +586,19 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * Throws the marker holder's refusal when Redis lost its data (holdMarker), binding nothing.
      */
     async bind(effectId: string, partition: string, options: { outbox?: boolean } = {}): Promise<BindReply> {
-      const token = nextToken(options.outbox === true);
-      const upkeep = takeUpkeep();
-      const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'MARKER'; found: string }>(
-        'bind-5',
-        [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime, keys.deployment],
-        [effectId, partition, heldMarker(), token, ...upkeep.args],
-      ).catch((error: unknown) => {
-        upkeep.restore();
-        throw error;
-      });
-      if (reply.status === 'MARKER') {
-        upkeep.restore();
-        markerLost(reply.found);
-      }
-      return reply.status === 'OTHER_SUBJECT' ? reply : { status: reply.status, now: reply.now, token };
+      const reply = await bindCall('bind-5', effectId, partition, options.outbox === true);
+      if (reply.status === 'UNBOUND') throw new Error(`bind-5 answered UNBOUND for effect ${effectId}`);
+      return reply;
+    },
+
+    /**
+     * bind, for a submit that expects the effect's chain to exist (an effects job: its producer recorded the proposal,
+     * binding first): it indexes this submit under the binding the effect holds, and never makes one (bind-existing-5).
+     * UNBOUND: the effect is not bound, so no chain of it exists, and nothing was written. A job added with only the
+     * queue's keys thus binds no request id to the payment it names.
+     */
+    async bindExisting(effectId: string, partition: string): Promise<BindReply | { status: 'UNBOUND'; now: number }> {
+      return bindCall('bind-existing-5', effectId, partition, false);
     },
 
     /**
@@ -724,17 +742,19 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * bind and propose in one atomic step (bind-propose-10), for a submit that expects a new effect: it costs one
      * command and one round trip less. The batch is sealed for the chain the caller expects; when the effect was
      * bound already and its chain moved, the reply says so as propose's would, with the binding now held. When the
-     * effect is bound to another subject, nothing is written and `reply` is null. `request.boundAt` is not used.
+     * effect is bound to another subject, nothing is written and `reply` is null. A request that expects a chain (its
+     * `place.head` not '') never makes the binding (bindExisting): when the effect is not bound, no chain of it exists,
+     * nothing is written, and `bound` is UNBOUND. `request.boundAt` is not used.
      * Throws the marker holder's refusal when Redis lost its data (holdMarker), writing nothing.
      */
-    async bindAndPropose(request: ProposeRequest): Promise<{ bound: Extract<BindReply, { status: 'OTHER_SUBJECT' }>; reply: null } | { bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>; reply: ProposeReply }> {
+    async bindAndPropose(request: ProposeRequest): Promise<{ bound: Extract<BindReply, { status: 'OTHER_SUBJECT' }> | { status: 'UNBOUND'; now: number }; reply: null } | { bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>; reply: ProposeReply }> {
       if (!bindsWithDispatch) throw new Error('bindAndPropose needs a single Redis server; a cluster binds with bind() first');
       const token = nextToken();
       const at = await sealTime(request.place.at ?? 0);
       const sendDeadline = at + request.sendTimeoutMs;
       const upkeep = takeUpkeep();
       let sealed: { entries: Entry[]; pairs: string[] };
-      let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'MARKER'; found: string };
+      let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'UNBOUND'; now: number } | { status: 'MARKER'; found: string };
       try {
         sealed = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
         const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs, [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime, keys.deployment], [heldMarker(), token, ...upkeep.args]);
@@ -748,7 +768,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         upkeep.restore();
         markerLost(raw.found);
       }
-      if (raw.status === 'OTHER_SUBJECT') return { bound: raw, reply: null };
+      if (raw.status === 'OTHER_SUBJECT' || raw.status === 'UNBOUND') return { bound: raw, reply: null };
       const bound = { status: raw.bind ?? 'BOUND', now: raw.boundAt ?? 0, token } as const;
       if (raw.status === 'OK') return { bound, reply: Object.assign(raw, { entries: sealed.entries }) };
       // The binding holds now; a batch sealed at a time Redis refused is sealed again and proposed alone.

@@ -11,6 +11,7 @@ const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
 
 export const SCRIPT_NAMES = [
   'bind-5',
+  'bind-existing-5',
   'bind-propose-10',
   'upkeep-2',
   'unindex-1',

@@ -22,8 +22,10 @@ import { startCluster } from '../support/private-cluster.js';
 const SAFE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--no-appendfsync-on-rewrite', 'no'];
 const LOST = 'Redis lost its data while this process ran';
 const scripts = fileURLToPath(new URL('../../src/redis/scripts', import.meta.url));
-const sha = (name: string) => createHash('sha1').update(`${readFileSync(join(scripts, 'lib.lua'), 'utf8')}\n${readFileSync(join(scripts, `${name}.lua`), 'utf8')}`).digest('hex');
-const BIND = sha('bind-5');
+const source = (name: string) => `${readFileSync(join(scripts, 'lib.lua'), 'utf8')}\n${readFileSync(join(scripts, `${name}.lua`), 'utf8')}`;
+const sha = (name: string) => createHash('sha1').update(source(name)).digest('hex');
+// A submit binds with bind-5; an effects job takes the binding its producer made with bind-existing-5.
+const BINDS: readonly unknown[] = [sha('bind-5'), sha('bind-existing-5')];
 
 let cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -47,8 +49,8 @@ async function rig(redisUrl: string, redisCluster: boolean): Promise<Rig> {
 }
 
 /**
- * Right after the worker's next bind-5 answers, and before any command the worker sends after it reaches Redis, `lose`
- * runs (the data goes, the approval is put back from someone's records). Returns whether it ran.
+ * Right after the worker's next bind-5 (or bind-existing-5) answers, and before any command the worker sends after it
+ * reaches Redis, `lose` runs (the data goes, the approval is put back from someone's records). Returns whether it ran.
  */
 function loseAfterBind(client: RedisClient, lose: () => Promise<void>): () => boolean {
   const original = client.sendCommand.bind(client) as (command: Command, ...rest: unknown[]) => unknown;
@@ -61,7 +63,7 @@ function loseAfterBind(client: RedisClient, lose: () => Promise<void>): () => bo
       return command.promise;
     }
     const sent = original(command, ...rest);
-    if (armed && command.name === 'evalsha' && command.args[0] === BIND) {
+    if (armed && command.name === 'evalsha' && BINDS.includes(command.args[0])) {
       armed = false;
       hold = command.promise
         .then(async () => {
@@ -141,6 +143,8 @@ describe('a Redis Cluster that loses every master right after bind-5', () => {
   it("an effects job's run of a committed refund (chain read beside the binding) is refused too", async () => {
     const setup = await rig(servers[0]?.url ?? '', true);
     if (admin === null) throw new Error('no admin');
+    // The job's binding script has not run yet: loaded, so its first run is an EVALSHA.
+    for (const master of masters) await master.script('LOAD', source('bind-existing-5'));
     expect(await committedThenLost(setup, admin, flushAll, jobAgain)).toEqual({ answered: refused, landings: 1, monitorSawLoss: true });
   });
 });
@@ -154,7 +158,7 @@ describe('one Redis server that loses its data right after bind-5', () => {
     cleanup.push(async () => admin.disconnect());
     const setup = await rig(server.url, false);
     // One server binds with its dispatch step: bind-5 has not run yet, and is loaded so its first run is an EVALSHA.
-    await admin.script('LOAD', `${readFileSync(join(scripts, 'lib.lua'), 'utf8')}\n${readFileSync(join(scripts, 'bind-5.lua'), 'utf8')}`);
+    for (const name of ['bind-5', 'bind-existing-5']) await admin.script('LOAD', source(name));
     expect(await committedThenLost(setup, admin, async () => void (await admin.flushall()), jobAgain)).toEqual({ answered: refused, landings: 1, monitorSawLoss: true });
   });
 });

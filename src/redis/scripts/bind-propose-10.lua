@@ -12,11 +12,15 @@
 -- ARGV[1 .. 20 + 2n] as propose-5 (ARGV[15], the binding time, is unused: the binding is made here), then
 -- ARGV[21 + 2n] the marker this process holds, ARGV[22 + 2n] this submit's index token, then the index upkeep as
 -- bind-5 takes it (count d, d entries, pairs)
--- Returns JSON: bind-5's OTHER_SUBJECT {bound, now} or MARKER {found}, or propose-5's reply with `bind` (NEW | BOUND)
--- and `boundAt`.
+-- A submit that expects a chain (ARGV[3], its head, not '': an effects job on its producer's PROPOSED, or an attempt
+-- that read the chain) binds only as bind-existing-5 does: every writer of a chain binds first, so an effect not bound
+-- has no chain, the submit's guess is wrong, and nothing is written (UNBOUND). A job added with only the queue's keys
+-- thus binds no request id to the payment it names.
+-- Returns JSON: bind-5's OTHER_SUBJECT {bound, now} or MARKER {found}, bind-existing-5's UNBOUND {now}, or propose-5's
+-- reply with `bind` (NEW | BOUND) and `boundAt`.
 local t = 21 + 2 * tonumber(ARGV[18])
-local binding = bind_effect(KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], t)
-if binding.status == 'OTHER_SUBJECT' or binding.status == 'MARKER' then return reply(binding) end
+local binding = bind_effect(KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], t, ARGV[3] ~= '')
+if binding.status == 'OTHER_SUBJECT' or binding.status == 'MARKER' or binding.status == 'UNBOUND' then return reply(binding) end
 local result = propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], binding.now, binding.now)
 result.bind = binding.status
 result.boundAt = binding.now

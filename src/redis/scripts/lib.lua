@@ -109,9 +109,11 @@ end
 -- why). ARGV[t] is the deployment marker this process holds ('' for none), ARGV[t + 1] this submit's index token,
 -- ARGV[t + 2] the number d of finished index entries to drop, then those d entries, then (effect id, committed at)
 -- pairs to the end for the watch list. A marker held that `k_marker` no longer holds (gone, or another) is a Redis
--- that lost its data: nothing is written. Returns a reply table:
--- NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} ('' when gone).
-local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t)
+-- that lost its data: nothing is written. With `existing`, an effect not bound yet is not bound (UNBOUND: nothing but
+-- the upkeep is written): for a caller that expects the effect's chain to exist, which only a binding's maker writes.
+-- Returns a reply table: NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} ('' when gone)
+-- | UNBOUND {now} (only with `existing`).
+local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t, existing)
   if ARGV[t] ~= '' then
     local found = redis.call('GET', k_marker)
     if found ~= ARGV[t] then return { status = 'MARKER', found = found or '' } end
@@ -120,10 +122,17 @@ local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t
   local drops = tonumber(ARGV[t + 2])
   if drops > 0 then redis.call('ZREM', k_open, unpack(ARGV, t + 3, t + 2 + drops)) end
   for i = t + 3 + drops, #ARGV, 2 do redis.call('ZADD', k_watch, ARGV[i + 1], ARGV[i]) end
-  local created = redis.call('HSETNX', k_partitions, ARGV[1], ARGV[2])
-  if created == 0 then
+  local created = 0
+  if existing then
     local bound = redis.call('HGET', k_partitions, ARGV[1])
+    if not bound then return { status = 'UNBOUND', now = now } end
     if bound ~= ARGV[2] then return { status = 'OTHER_SUBJECT', bound = bound, now = now } end
+  else
+    created = redis.call('HSETNX', k_partitions, ARGV[1], ARGV[2])
+    if created == 0 then
+      local bound = redis.call('HGET', k_partitions, ARGV[1])
+      if bound ~= ARGV[2] then return { status = 'OTHER_SUBJECT', bound = bound, now = now } end
+    end
   end
   redis.call('ZADD', k_open, now, ARGV[1] .. ':' .. ARGV[t + 1])
   if created == 1 then

@@ -1,0 +1,17 @@
+-- bind-existing: bind-5 for an effect whose chain the caller expects to exist, as an effects job does (its producer
+-- recorded the proposal first): it indexes this submit under the binding the effect holds, and never makes one. Every
+-- writer of a chain binds the effect first (record.ts, submit.ts), so an effect not bound has no chain, and a job for
+-- it runs nothing (submit.ts submitLatest refuses it). Were the binding made here, a job added with only the queue's
+-- keys would bind a request id nobody has recorded yet (case ids are predictable) to the payment it names, and the
+-- real request under that id would be refused as another payload (I5) though no payload was ever recorded.
+-- It checks the deployment's marker and carries the index upkeep exactly as bind-5 does.
+-- KEYS[1] effect id -> partition hash   KEYS[2] open index zset ("<effect id>:<token>" -> bound at)
+-- KEYS[3] watch zset (effect id -> committed at)   KEYS[4] effects-by-time zset (not written: no binding is made)
+-- KEYS[5] the deployment marker (string)
+-- ARGV[1] effect id   ARGV[2] partition   ARGV[3] the marker this process holds ('' for none: not checked)
+-- ARGV[4] this submit's token   ARGV[5] number of entries to drop, d
+-- ARGV[6 .. 5+d] finished entries to drop   then pairs: effect id, committed at
+-- Returns JSON {status}: BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} (found: '' when gone)
+--   | UNBOUND {now}: the effect is not bound, and nothing but the index upkeep was written
+-- The body is bind_effect in lib.lua (with `existing`), which bind-propose-10 shares.
+return reply(bind_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], 3, true))

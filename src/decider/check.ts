@@ -15,7 +15,10 @@
 // chargeback, an incident compensated) is MODEL_DEVIATED too, whichever decider decided it: the gate re-checks only
 // that the facts did not change since the decision, so nothing after this check would stop the money going back twice.
 // It is a deviation, not a decline, because it may be legitimate (a second partial refund for another item): the
-// person who reads the fact in the inbox re-approves it then.
+// person who reads the fact in the inbox re-approves it then. Not a credit: the credit target refuses any credit on
+// those facts before the send, re-approved or not (an incident others compensated, even in part; a customer billed in
+// another currency; one Stripe does not know), so the problem says what a person does instead (StoppingFact.instead),
+// and the inbox refuses a re-approval of a credit for an incident compensated (src/inbox/actions.ts).
 //
 // A well-formed call whose own words name its amount in whole units (`amount_cents: 20` beside "a $20.00 refund") is
 // MODEL_DEVIATED too, through the decision's `deviations` (anthropic.ts, amountOfCall): sent as called, a hundredth of
@@ -72,9 +75,14 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
   const stopped = onFacts === null ? null : stoppingFact({ kind, approval, facts: onFacts.facts, incident: onFacts.incident }, caseCurrency({ kind, facts: onFacts.facts }));
-  if (stopped !== null) problems.push(`the model decided a ${decision.action}, but the facts it was given stop the case's money: ${stopped.fact}; sent, it would return money that went back already, so a person re-approves it only ${stopped.owed ?? 'if the customer is still owed money'}`);
+  if (stopped !== null) {
+    const then = stopped.instead ?? `sent, it would return money that went back already, so a person re-approves it only ${stopped.owed ?? 'if the customer is still owed money'}`;
+    problems.push(`the model decided a ${decision.action}, but the facts it was given stop the case's money: ${stopped.fact}; ${then}`);
+  }
   if (problems.length === 0) return { verdict: 'accepted', decision };
-  const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was sent; a person must decide this case, or approve the amount the model asked for.`;
+  // Money Interlock cannot send on these facts is not offered for approval: the problem says what a person does instead.
+  const approve = stopped?.instead === undefined ? ', or approve the amount the model asked for' : '';
+  const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was sent; a person must decide this case${approve}.`;
   return { verdict: MODEL_DEVIATED, decision, problems, message };
 }
 

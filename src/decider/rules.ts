@@ -2,8 +2,11 @@
 // runs on a machine with no key and no network. The rule is the one support approved: the approved amount, on the
 // case's own kind, unless the facts the worker read for the case (the same ones the model decider is given) show the
 // money went back already, or may have: a payment a person refunded, one with chargebacks (the facts name the
-// disputes, not whether the merchant won them), an incident already compensated. Then it declines, saying which fact,
-// and a person who checked it sends the money by hand. The gate re-checks only that the facts did not change since the decision, so a
+// disputes, not whether the merchant won them), an incident already compensated; or that the credit target is certain
+// to refuse the credit before the send (a customer billed in another currency, one Stripe does not know). Then it
+// declines, saying which fact, and what a person who checked it does: sends a refund by hand; credits what is still
+// owed of a compensated incident by hand in the Dashboard, since Interlock credits an incident once (stopping-fact.ts).
+// The gate re-checks only that the facts did not change since the decision, so a
 // refund decided on a payment already refunded would go out a second time: the model decider is told to decline such
 // a case (its prompt), and checkDecision records any money decided on those facts as MODEL_DEVIATED (stopping-fact.ts).
 // The approved amount is what is left of the approval's cap (centsLeftOf): the gate refuses more than that, so asking
@@ -33,9 +36,13 @@ function byHand(input: DecisionCase): string {
   return `${sendsBy(input)} under an approval that covers it (${input.approval.id}, if it has a use and room left: npx interlock approvals describe ${input.approval.id})`;
 }
 
-/** `owed`: when a person sends the money by hand after reading the facts (by default, if the customer is still owed it). */
-function decline(input: DecisionCase, fact: string, owed = 'if the customer is still owed money'): DeclineDecision {
-  const reason = `${fact}, so no ${input.kind} was proposed for case ${input.caseId}. Nothing was sent, and this case used nothing of approval ${input.approval.id}: ${owed}, a person sends it with ${byHand(input)}.`;
+/**
+ * `owed`: when a person sends the money by hand after reading the facts (by default, if the customer is still owed it).
+ * `instead`: what a person does when Interlock cannot send it at all (StoppingFact), said in place of sending it by hand.
+ */
+function decline(input: DecisionCase, fact: string, owed = 'if the customer is still owed money', instead?: string): DeclineDecision {
+  const then = instead ?? `${owed}, a person sends it with ${byHand(input)}`;
+  const reason = `${fact}, so no ${input.kind} was proposed for case ${input.caseId}. Nothing was sent, and this case used nothing of approval ${input.approval.id}: ${then}.`;
   return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined on the facts. ${reason}` };
 }
 
@@ -63,7 +70,7 @@ export function decideByRules(input: DecisionCase): Decision {
   // In the currency the facts name (the amount is in its smallest unit); never dollars, which ¥5,000 is not.
   const currency = caseCurrency(input);
   const stopped = stoppingFact(input, currency);
-  if (stopped !== null) return decline(input, stopped.fact, stopped.owed);
+  if (stopped !== null) return decline(input, stopped.fact, stopped.owed, stopped.instead);
   const spent = nothingLeft(input);
   if (spent !== null) return spent;
   const refundable = refundableOf(input);

@@ -10,6 +10,11 @@
 // sends it, the API and the CLI take it): an item brought up to date since they read it (someone else's re-approval
 // was refused) shows facts they never read, and the re-approval is refused too. A caller who gives none is taken to
 // have read the item as it stands at the click.
+// A credit the facts read at the click show the target is certain to refuse before its send is refused here, the item
+// left open (creditRefusedOn): the credit target credits an incident once and refuses a credit for one others
+// compensated, even in part (incident_already_compensated), or one in another currency than the customer is billed in
+// (currency_mismatch). Re-approved, it would close the item for good and end on that refusal, nothing said of what to
+// do; the refusal says it instead (what is still owed goes by hand in the Stripe Dashboard).
 // Only the payload (what to refund or credit) is carried over. The old effect's receipt gets a RESOLVED entry naming
 // the new request, so the two are linked both ways (the new proposal's `request` names the item it re-approves).
 import { randomBytes } from 'node:crypto';
@@ -117,6 +122,24 @@ function closingNote(item: InboxItem, notes: readonly Note[], own: { field: stri
   const candidates = notes.filter((note): note is { field: string; pending: PendingReapproval } => note.pending !== null && note.pending.item === item.id && closure !== null && repeats(closure, note.pending) && note.pending.note === closure.note && !(own !== null && own.lost && note.field === own.field));
   const rank = (note: { field: string; pending: PendingReapproval }) => (note.field === pendingField(item.id, note.pending) ? 0 : note.field === own?.field ? 1 : 2);
   return candidates.sort((one, other) => rank(one) - rank(other))[0] ?? null;
+}
+
+/**
+ * Why a credit re-approved on `premises` (the facts read at the click) is certain to be refused before its send, or
+ * null when nothing in them says so (a refund, facts the reader does not name). `currency`: the credit's, for the sums.
+ */
+function creditRefusedOn(effect: Effect, premises: JsonObject, currency: string | null): string | null {
+  if (effect.kind !== 'credit') return null;
+  const compensated = premises['incident_compensation'];
+  if (typeof compensated === 'number' && Number.isFinite(compensated) && compensated > 0) {
+    return `incident ${effect.incident} of customer ${effect.customer} was compensated ${moneyText(compensated, currency)} already by others (incident_compensation in the facts read at Stripe now), and Interlock credits an incident once: the credit would be refused before the send (incident_already_compensated), with this item closed. If the customer is still owed money, credit the remainder by hand in the Stripe Dashboard (the customer's credit balance), or, if it is owed for a separate incident, send it under that incident's id; then dismiss this item with a note saying so`;
+  }
+  const billedIn = premises['customer_currency'];
+  const given = premises['currency'];
+  if (typeof billedIn === 'string' && typeof given === 'string' && billedIn.toLowerCase() !== given.toLowerCase()) {
+    return `customer ${effect.customer} is billed in ${billedIn} (customer_currency in the facts read at Stripe now), and credits are given in ${given}: the credit would be refused before the send (currency_mismatch), with this item closed. If the customer is still owed money, credit it by hand in ${billedIn} in the Stripe Dashboard (the customer's credit balance); then dismiss this item with a note saying so`;
+  }
+  return null;
 }
 
 /** The proposal a re-approval makes: the new request, under the new approval, naming the item it re-approves. */
@@ -317,6 +340,13 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
         const twin = await twinClosed();
         if (twin !== null) return twin;
         throw await factsChangedSinceShown(item, decided, premises, unseen);
+      }
+      // The facts are the ones shown, and they say the credit cannot go out: refused while the item is open, not after.
+      const refusedOn = creditRefusedOn(effect, premises, currency);
+      if (refusedOn !== null) {
+        const twin = await twinClosed();
+        if (twin !== null) return twin;
+        throw new InterlockError('action_not_allowed', `Item ${id} cannot be re-approved: ${refusedOn}. Nothing was recorded, and the item stays open.`);
       }
       // Noted before the item closes: a process that dies between the closing and the proposal leaves this behind,
       // and the recovery pass proposes it (repairReapprovals), on these premises. Without it the item would read

@@ -36,6 +36,13 @@
 //   money in it, before anything lands too (src/core/effect-currency.ts); a credit decided under one currency and
 //   dispatched by a worker set to another is refused on it (REFUSED:stale_premise), since its amount would be
 //   another sum of money.
+// - `customer_currency`: the currency a credit to the customer lands in: the one it is billed in (customerCurrency:
+//   `customer.currency`, else its newest balance transaction's), or, for a customer billed in none yet, the credit's
+//   own (a first balance transaction sets the customer's currency to its own). Read with `incident_compensation` (the
+//   same reads, no extra call). A case's facts carry it so that a credit apply is certain to refuse (currency_mismatch,
+//   below) is declined when the case is decided, naming it (src/decider/stopping-fact.ts), not proposed and refused
+//   with the case id spent. Added after the other facts: a proposal recorded without it never reads it (the gate reads
+//   the names a proposal recorded), and apply checks the customer's currency itself whatever the premises hold.
 // A customer Stripe does not know (404) reads as every fact null, but for `currency`.
 //
 // The lookup answers null (nothing landed) for a customer Stripe never knew, and throws lookup_blind for a deleted
@@ -121,7 +128,7 @@ import { moneyText } from '../core/money-text.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn, labelWords } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
 
-export const CREDIT_FACTS = ['subscription_status', 'incident_compensation', 'currency'] as const;
+export const CREDIT_FACTS = ['subscription_status', 'incident_compensation', 'currency', 'customer_currency'] as const;
 export type CreditFact = (typeof CREDIT_FACTS)[number];
 
 export type CreditTargetOptions = {
@@ -456,7 +463,12 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     try {
       return await readStanding(credit, effectId, budget, neverSent);
     } catch (error) {
-      if (error instanceof Rejected) throw error;
+      // Stripe refused a read (a GET), not the credit: said as a refusal before the send (no status), which the
+      // effect's sentence then tells apart from Stripe refusing a credit it was sent (src/core/outcomes.ts).
+      if (error instanceof Rejected) {
+        const gone = missing(error) ? ': Stripe does not know the customer, or it was deleted' : '';
+        throw new Rejected(`The check before the send could not read customer ${credit.customer} (${error.message})${gone}; the credit was not sent`, { ...error.details, status: null });
+      }
       // Nothing was sent, and the read's error goes with it: a 429's Retry-After slows the gate's queue down, and a
       // refused key (StripeMisconfigured) is answered as the configuration error it is (src/gate/submit.ts).
       throw new ReadBeforeSendFailed(`the check that incident ${credit.incident} was not compensated yet could not read the customer (${error instanceof Error ? error.message : String(error)})`, error);
@@ -587,17 +599,19 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       const { customer } = credit;
       const budget = readBudget(context.timeoutMs);
       const wantsStatus = names.includes('subscription_status');
-      const wantsCompensation = names.includes('incident_compensation');
+      // The customer's currency comes with the compensation's reads (readStanding), asked for either.
+      const wantsStanding = names.includes('incident_compensation') || names.includes('customer_currency');
       const neverSent = context.neverSent === true;
-      let read: { status: string | null; compensation: number | null } | null;
+      let read: { status: string | null; compensation: number | null; billedIn: string | null } | null;
       try {
-        const [status, compensation] = await Promise.all([
+        const [status, standing] = await Promise.all([
           wantsStatus ? newestSubscription(customer, budget) : null,
-          wantsCompensation ? readStanding(credit, effectId, budget, neverSent) : null,
+          wantsStanding ? readStanding(credit, effectId, budget, neverSent) : null,
         ]);
         // Kept for apply only when the gate read it right before the send: a decision's read may be any age.
-        if (compensation !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, credit, context.attempt, neverSent), compensation);
-        read = { status, compensation: compensation?.cents ?? null };
+        if (standing !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, credit, context.attempt, neverSent), standing);
+        // A customer billed in no currency yet takes the credit's as its own (see the header).
+        read = { status, compensation: standing?.cents ?? null, billedIn: standing === null ? null : (standing.currency ?? currency) };
       } catch (error) {
         if (!missing(error)) throw error;
         read = null;
@@ -607,6 +621,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         let value: Json = null;
         if (read !== null && name === 'subscription_status') value = read.status;
         if (read !== null && name === 'incident_compensation') value = read.compensation;
+        if (read !== null && name === 'customer_currency') value = read.billedIn;
         if (name === 'currency') value = currency;
         facts[name] = value;
       }

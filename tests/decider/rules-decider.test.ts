@@ -91,7 +91,9 @@ describe('the rules decider', () => {
     const decision = decideByRules(creditCase({ facts: { get_account: { customer: CUSTOMER, subscription_status: 'active', incident_compensation: 500, currency: 'usd' } } }));
     expect(decision).toMatchObject({ action: 'decline', model: 'rules' });
     expect(decision.text).toContain(`Customer ${CUSTOMER} was given $5.00 for incident INC-0efaf1 already (incident_compensation in the facts read at Stripe), so no credit was proposed`);
-    expect(decision.text).toContain('POST /v1/credits (npx interlock credit) under an approval that covers it (approval-case-34ef553a02, if it has a use and room left: npx interlock approvals describe approval-case-34ef553a02)');
+    // Interlock credits an incident once: what is still owed goes by hand in the Dashboard, not through POST /v1/credits.
+    expect(decision.text).toContain('Interlock credits an incident once, so a credit for incident INC-0efaf1 is refused before the send (incident_already_compensated)');
+    expect(decision.text).toContain('a person credits the remainder by hand in the Stripe Dashboard');
   });
 
   it('refuses a case that could not become a proposal, before deciding anything', async () => {

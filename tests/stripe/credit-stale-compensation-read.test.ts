@@ -25,7 +25,7 @@ for (const premisesKind of ['subscription only', 'none'] as const) {
     const effectId = node.gate.effectIdOf(proposal);
     // The decision reads the facts (nothing compensated yet)...
     const decided = await node.target.readFacts(effectId, effect, CREDIT_FACTS, { timeoutMs: 2_000 });
-    expect(decided).toEqual({ subscription_status: null, incident_compensation: 0, currency: 'usd' });
+    expect(decided).toEqual({ subscription_status: null, incident_compensation: 0, currency: 'usd', customer_currency: 'usd' });
     // ...billing's SLA automation credits the incident a second later...
     await world.stripe.customers.createBalanceTransaction(customer.id, { amount: -700, currency: 'usd', metadata: { incident } });
     if (premisesKind === 'subscription only') proposal.premises = { subscription_status: decided.subscription_status };

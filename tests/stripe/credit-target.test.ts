@@ -36,15 +36,15 @@ async function subscriber(): Promise<{ customer: string; subscription: Stripe.Su
 }
 
 describe('the credit target', () => {
-  it('is tier 1, queryable, moves customer credits and reads the three credit facts', () => {
-    expect(target).toMatchObject({ tier: 1, queryable: true, dedupWindowMs: 24 * 60 * 60 * 1000, kinds: ['credit'], facts: ['subscription_status', 'incident_compensation', 'currency'] });
+  it('is tier 1, queryable, moves customer credits and reads the four credit facts', () => {
+    expect(target).toMatchObject({ tier: 1, queryable: true, dedupWindowMs: 24 * 60 * 60 * 1000, kinds: ['credit'], facts: ['subscription_status', 'incident_compensation', 'currency', 'customer_currency'] });
   });
 });
 
 describe('readFacts: the premises of a goodwill credit', () => {
   it('reads a subscriber nobody compensated yet as active with nothing credited for the incident', async () => {
     const { customer } = await subscriber();
-    expect(await target.readFacts(effectIdFor('fresh'), credit(customer), FACTS, READ)).toEqual({ subscription_status: 'active', incident_compensation: 0, currency: 'usd' });
+    expect(await target.readFacts(effectIdFor('fresh'), credit(customer), FACTS, READ)).toEqual({ subscription_status: 'active', incident_compensation: 0, currency: 'usd', customer_currency: 'usd' });
   });
 
   it('counts credit notes and the adjustments for the same incident by others, net, and nothing else', async () => {
@@ -75,7 +75,7 @@ describe('readFacts: the premises of a goodwill credit', () => {
     await world.stripe.subscriptions.cancel(subscription.id);
     expect(await target.readFacts(effectIdFor('canceled'), credit(customer), ['subscription_status'], READ)).toEqual({ subscription_status: 'canceled' });
     const loner = await world.stripe.customers.create({ name: 'No plan' });
-    expect(await target.readFacts(effectIdFor('loner'), credit(loner.id), FACTS, READ)).toEqual({ subscription_status: null, incident_compensation: 0, currency: 'usd' });
+    expect(await target.readFacts(effectIdFor('loner'), credit(loner.id), FACTS, READ)).toEqual({ subscription_status: null, incident_compensation: 0, currency: 'usd', customer_currency: 'usd' });
   });
 
   it('reads every page of credit notes and balance transactions', async () => {
@@ -87,7 +87,7 @@ describe('readFacts: the premises of a goodwill credit', () => {
   });
 
   it('reads a customer Stripe does not know as every fact null, but the currency credits go out in (the target\'s own)', async () => {
-    expect(await target.readFacts(effectIdFor('ghost'), credit('cus_doesNotExist'), FACTS, READ)).toEqual({ subscription_status: null, incident_compensation: null, currency: 'usd' });
+    expect(await target.readFacts(effectIdFor('ghost'), credit('cus_doesNotExist'), FACTS, READ)).toEqual({ subscription_status: null, incident_compensation: null, currency: 'usd', customer_currency: null });
     expect(await target.query(effectIdFor('ghost'), credit('cus_doesNotExist'), READ)).toBeNull();
   });
 });

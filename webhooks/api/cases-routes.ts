@@ -85,8 +85,16 @@ async function openItemOf(stores: Stores, effect: CaseEffect): Promise<InboxItem
 
 const ACTION_TEXT: Record<string, string> = { reapprove: 're-approve it under a live approval', resolve: 'record what Stripe shows of it', dismiss: 'dismiss it' };
 
-/** What a person may do about the case's money through its open inbox item. */
+/**
+ * What a person may do about the case's money through its open inbox item. A credit's item whose changes show its
+ * incident compensated since the decision (billing's SLA credit) offers no re-approval that can send: the credit target
+ * credits an incident once, and the inbox refuses the re-approval on those facts (src/inbox/actions.ts).
+ */
 function itemSentence(item: InboxItem): string {
+  const compensated = item.subject.startsWith('customer:') && item.actions.includes('reapprove') && item.changes.some((change) => change.field === 'incident_compensation' && typeof change.now === 'number' && change.now > 0);
+  if (compensated) {
+    return ` Inbox item ${item.id} is open on it: its incident was compensated since the decision, and Interlock credits an incident once, so a re-approval there is refused; if the customer is still owed money, a person credits the remainder by hand in the Stripe Dashboard and dismisses the item with a note (GET /v1/inbox/${item.id}).`;
+  }
   const actions = item.actions.map((action) => ACTION_TEXT[action] ?? action);
   const may = actions.length === 0 ? 'read it' : actions.length === 1 ? (actions[0] ?? '') : `${actions.slice(0, -1).join(', ')} or ${actions.at(-1) ?? ''}`;
   return ` Inbox item ${item.id} is open on it: a person may ${may} there (GET /v1/inbox/${item.id}).`;

@@ -167,7 +167,8 @@ describe('the gate with the Stripe credit target', () => {
     const draft = { requestId: `case-${customer.id}`, agent: 'support-bot', approval: terms.id, premises: {}, effect };
     const effectId = a.gate.effectIdOf(draft);
     const premises = await credits.readFacts(effectId, effect, CREDIT_FACTS, { timeoutMs: 2_000 });
-    expect(premises).toEqual({ subscription_status: null, incident_compensation: 0, currency: 'usd' });
+    // A customer billed in no currency yet: its credits land in the credit's own (customer_currency).
+    expect(premises).toEqual({ subscription_status: null, incident_compensation: 0, currency: 'usd', customer_currency: 'usd' });
     const since = await mark(world.sandbox);
     expect(await a.gate.submit({ ...draft, premises })).toMatchObject({ effectId, outcome: 'COMMITTED' });
     const calls = await callsSince(world.sandbox, since);

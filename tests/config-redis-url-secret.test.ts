@@ -1,7 +1,8 @@
 // Rule: a refused setting quotes its value, secrets by kind or length only: a value that may be a secret put in the
 // wrong setting (an env file's swapped line: the Redis password, a JWT, an API token where REDIS_URL goes) is shown by
-// its kind or its length, never whole. REDIS_URL is quoted as every setting is (quotedSetting): whole only when shorter
-// than any secret or a host and port, and then only if redactSecrets leaves it as it is.
+// its kind or its length, never whole, however short: a Redis password is often under 16 characters and may read like
+// a bare host name. REDIS_URL is quoted whole only as a host with its port, an IP address or localhost, and then only
+// if redactSecrets leaves it as it is.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -48,5 +49,13 @@ describe('REDIS_URL refused', () => {
     const message = refusal({ REDIS_URL: 'http://default:Sup3rS3cretPw@127.0.0.1:6379' });
     expect(message).toContain('(given: http://…@127.0.0.1:6379)');
     expect(message).not.toContain('Sup3rS3cretPw');
+  });
+});
+
+describe('REDIS_URL holding a short Redis password (REDIS_PASSWORD and REDIS_URL lines swapped)', () => {
+  it.each(['hunter2hunter2', 'Tr0ub4dor&3', 'p@ssw0rd!2024', 'default:s3cr3t!'])('does not quote %s whole', (secret) => {
+    const message = refusal({ REDIS_URL: secret });
+    expect(message).toContain('REDIS_URL');
+    expect(message).not.toContain(secret);
   });
 });

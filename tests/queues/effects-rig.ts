@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsQueueOptions, type EffectsWorkerOptions } from '../../queues/effects.js';
-import { createMemoryTarget, openStores, startSender, type Config, type MemoryTarget, type Sender, type SigningKey, type Stores } from '../../src/interlock.js';
+import { createMemoryTarget, InterlockError, openStores, startSender, type Config, type MemoryTarget, type Sender, type SigningKey, type Stores } from '../../src/interlock.js';
 import { removePrefixes, testKey } from '../support/harness.js';
 
 export type EffectsRig = { config: Config; target: MemoryTarget; stores: Stores; sender: Sender; queue: EffectsQueue; worker: ReturnType<typeof startEffectsWorker> };
@@ -31,4 +31,23 @@ export async function startEffectsRig(
     await removePrefixes([config.keyPrefix]);
   });
   return { config, target, stores, sender, queue, worker };
+}
+
+/**
+ * A tier-1 memory target (payment pi_1 with no chargebacks or other refunds) whose premise reads Stripe refuses while
+ * `refusing` (a revoked key: target_misconfigured, so a job fails for good before it is judged); `refuse(false)` gives
+ * the key back.
+ */
+export function keyRefusingTarget(config: Config): { target: MemoryTarget; refuse(on: boolean): void } {
+  let refusing = true;
+  const inner = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+  const target: MemoryTarget = {
+    ...inner,
+    async readFacts(...args: Parameters<MemoryTarget['readFacts']>) {
+      if (refusing) throw new InterlockError('target_misconfigured', 'Stripe refused the API key (401): the key may have been rotated.');
+      return inner.readFacts(...args);
+    },
+  };
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  return { target, refuse: (on) => void (refusing = on) };
 }

@@ -9,7 +9,8 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, expect, it } from 'vitest';
 import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
-import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget } from '../../src/interlock.js';
+import { openStores, settledOutcome, startSender } from '../../src/interlock.js';
+import { keyRefusingTarget } from './effects-rig.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
 
 const config = testConfig({ keyPrefix: `tnjrace${randomBytes(6).toString('hex')}` });
@@ -26,16 +27,7 @@ afterAll(async () => {
 });
 
 it('a not_judged raise that lands after the effect was judged leaves the alert resolved', async () => {
-  let keyRefused = true;
-  const inner = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
-  const target: MemoryTarget = {
-    ...inner,
-    async readFacts(...args: Parameters<MemoryTarget['readFacts']>) {
-      if (keyRefused) throw new InterlockError('target_misconfigured', 'Stripe refused the API key (401): the key may have been rotated.');
-      return inner.readFacts(...args);
-    },
-  };
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const { target, refuse } = keyRefusingTarget(config);
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
   const sender = await startSender(stores, target);
   const queue = createEffectsQueue(stores, { backoffMs: 50 });
@@ -53,7 +45,7 @@ it('a not_judged raise that lands after the effect was judged leaves the alert r
   stores.alerts.raise = async (alert) => {
     if (alert.kind === 'not_judged' && !racing) {
       racing = true;
-      keyRefused = false;
+      refuse(false);
       const judged = await sender.gate.submit(proposal);
       const { occurredAt: _failedAt, ...unsaid } = alert;
       const earlier = await raise(unsaid);
@@ -72,5 +64,5 @@ it('a not_judged raise that lands after the effect was judged leaves the alert r
   // And it stays so: nothing opens it again.
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect((await stores.alerts.get(`not_judged:${effectId}`))?.resolvedAt).not.toBeNull();
-  expect(inner.landedCount(effectId)).toBe(1);
+  expect(target.landedCount(effectId)).toBe(1);
 });

@@ -7,8 +7,9 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, expect, it } from 'vitest';
 import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
-import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget } from '../../src/interlock.js';
+import { openStores, settledOutcome, startSender } from '../../src/interlock.js';
 import { createMetrics } from '../../webhooks/ops/metrics.js';
+import { keyRefusingTarget } from './effects-rig.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
 
 const config = testConfig({ keyPrefix: `tnjr${randomBytes(6).toString('hex')}` });
@@ -30,16 +31,7 @@ function gauge(text: string, kind: string): number | undefined {
 }
 
 it('a re-decision whose job fails for good after the effect\'s not_judged alert was resolved opens the alert again', async () => {
-  let keyRefused = true;
-  const inner = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
-  const target: MemoryTarget = {
-    ...inner,
-    async readFacts(...args: Parameters<MemoryTarget['readFacts']>) {
-      if (keyRefused) throw new InterlockError('target_misconfigured', 'Stripe refused the API key (401): the key may have been rotated.');
-      return inner.readFacts(...args);
-    },
-  };
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const { target, refuse } = keyRefusingTarget(config);
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
   const sender = await startSender(stores, target);
   const queue = createEffectsQueue(stores, { backoffMs: 50 });
@@ -60,7 +52,7 @@ it('a re-decision whose job fails for good after the effect\'s not_judged alert 
 
   // The key is fixed, the approval revoked meanwhile: the same request sent again is judged REFUSED:lease, which
   // resolves the alert.
-  keyRefused = false;
+  refuse(false);
   await stores.approvals.revoke(first.id, 'dana');
   await queue.propose(proposal);
   await expect.poll(async () => settledOutcome(stores, effectId), { timeout: 15_000 }).toBe('REFUSED:lease');
@@ -68,7 +60,7 @@ it('a re-decision whose job fails for good after the effect\'s not_judged alert 
   expect(gauge((await metrics.render()).text, 'not_judged')).toBe(0);
 
   // A re-decision under a new approval; Stripe refuses the key again: its job (effectId.2) fails for good unjudged.
-  keyRefused = true;
+  refuse(true);
   const second = approvalTerms();
   await stores.approvals.grant(second);
   const redecided = await queue.propose(refundProposal({ requestId, approval: second.id }));

@@ -64,9 +64,10 @@ import { createProgram, runProgram, StoppedBySignal } from './cli/program.js';
 import { conflictAnswer, describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown, warnIfJournalDoesNotVerify } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
-import { interlockCommand, startLine } from './cli/command-lines.js';
+import { interlockCommand, shellWord, startLine } from './cli/command-lines.js';
 import { tokenLines } from './cli/token-lines.js';
 import { secretHint } from './core/redact.js';
+import { mixedScriptProblem } from './core/text.js';
 import { printJson, printProblem, whenOutputLost } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
@@ -1147,10 +1148,16 @@ function flagOfField(path: string): string | undefined {
 }
 
 /** A refused proposal, its problems named by the options they came from (`--reason`, not the request it is kept in). */
-function inFlagWords(error: unknown): unknown {
+function inFlagWords(error: unknown, draft: { requestId: string; agent: string }): unknown {
   if (!(error instanceof ProposalError) || !error.fields.some((field) => flagOfField(field.path) !== undefined)) return error;
   const detail = error.fields.map((field) => `${flagOfField(field.path) ?? field.path}: ${field.message}`).join('; ');
-  return new CliFailure(`The proposal is invalid (${detail}). Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
+  // A name refused by a rule an earlier version did not have (one script, no symbols): the same command may have been
+  // recorded then, and "nothing was recorded" would read as "nothing was sent".
+  const laterRule = error.fields.some((field) => field.path === 'agent') && mixedScriptProblem(draft.agent) !== null;
+  const recorded = laterRule
+    ? ` Nothing was recorded by this command; if --request ${draft.requestId} was recorded before (an earlier version took names that mix scripts or hold symbols), \`interlock effect show --request ${shellWord(draft.requestId)}\` shows it as it stands.`
+    : ' Nothing was recorded.';
+  return new CliFailure(`The proposal is invalid (${detail}).${recorded}`, EXIT_BAD_INPUT, { cause: error });
 }
 
 /**
@@ -1165,7 +1172,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   try {
     parseProposal(draft);
   } catch (error) {
-    throw inFlagWords(error);
+    throw inFlagWords(error, draft);
   }
   const reserved = reservedRequestProblem(options.request);
   if (reserved !== null) throw new CliFailure(`The proposal is invalid (--request: ${reserved}). Nothing was recorded.`, EXIT_BAD_INPUT);

@@ -8,31 +8,19 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkDecision, createAnthropicDecider, MODEL_DEVIATED, type Decision, type DecisionCase } from '../../src/decider/decider.js';
+import { MODEL_DEVIATED, type Decision, type DecisionCase } from '../../src/decider/decider.js';
 import { bearer, TOKENS } from '../http/rig.js';
 import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { creditCase, refundCase } from './cases.js';
-import { configFor } from './decider-support.js';
+import { configFor, decidedAfterLookup, judged } from './decider-support.js';
 import { replies } from './messages-server.js';
 
 const { rig, server } = casesSuite();
 const config = configFor(() => server);
 const uid = () => randomBytes(5).toString('hex');
 
-/** The decision the Anthropic decider makes on `input` when the model looks the facts up, then calls `tool` with `call`. */
-async function decided(input: DecisionCase, call: Record<string, unknown>): Promise<Decision> {
-  const lookup = input.kind === 'refund' ? 'get_payment' : 'get_account';
-  const tool = input.kind === 'refund' ? 'issue_refund' : 'issue_credit';
-  server.script(replies.toolUse(lookup, {}), replies.toolUse(tool, call));
-  const decision = await createAnthropicDecider(config()).decide(input);
-  server.reset();
-  return decision;
-}
-
-function judged(decision: Decision, input: DecisionCase): { verdict: string; problems: string } {
-  const check = checkDecision(decision, input.approval, input.kind, input);
-  return { verdict: check.verdict, problems: check.verdict === MODEL_DEVIATED ? check.problems.join('; ') : '' };
-}
+/** The decision the Anthropic decider makes on `input` when the model looks the facts up, then makes `call` (with `text`). */
+const decided = (input: DecisionCase, call: Record<string, unknown>, text?: string): Promise<Decision> => decidedAfterLookup(server, config, input, call, text);
 
 /** A credit case in `currency` (its get_account premise), approved up to $2,000 or its like. */
 function creditIn(currency: string): DecisionCase {

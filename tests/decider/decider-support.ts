@@ -1,7 +1,7 @@
 // Shared wiring for the Anthropic decider's tests: its config pointed at the local Messages API server, and the
 // DeciderError a decision that should fail fails with.
-import { DeciderError, type DeciderConfig } from '../../src/decider/decider.js';
-import type { MessagesServer } from './messages-server.js';
+import { checkDecision, createAnthropicDecider, DeciderError, MODEL_DEVIATED, type DeciderConfig, type Decision, type DecisionCase } from '../../src/decider/decider.js';
+import { replies, type MessagesServer } from './messages-server.js';
 
 export type ServerDeciderConfig = DeciderConfig & { apiKey: string };
 
@@ -33,4 +33,23 @@ export async function within<T>(ms: number, promise: Promise<T>): Promise<T | 's
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The decision the Anthropic decider (its config from `config`) makes on `input` when the model on `server` looks the
+ * facts up, then makes `call` (issue_refund or issue_credit, by the case's kind) with `text` beside it.
+ */
+export async function decidedAfterLookup(server: MessagesServer, config: () => ServerDeciderConfig, input: DecisionCase, call: Record<string, unknown>, text?: string): Promise<Decision> {
+  const lookup = input.kind === 'refund' ? 'get_payment' : 'get_account';
+  const tool = input.kind === 'refund' ? 'issue_refund' : 'issue_credit';
+  server.script(replies.toolUse(lookup, {}), replies.toolUse(tool, call, text === undefined ? {} : { text }));
+  const decision = await createAnthropicDecider(config()).decide(input);
+  server.reset();
+  return decision;
+}
+
+/** checkDecision's verdict and problems for `decision` on `input`'s approval and facts. */
+export function judged(decision: Decision, input: DecisionCase): { verdict: string; problems: string } {
+  const check = checkDecision(decision, input.approval, input.kind, input);
+  return { verdict: check.verdict, problems: check.verdict === MODEL_DEVIATED ? check.problems.join('; ') : '' };
 }

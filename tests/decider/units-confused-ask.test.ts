@@ -9,32 +9,19 @@
 // decision as called.
 import { describe, expect, it } from 'vitest';
 import { inboxItemId } from '../../src/core/inbox.js';
-import { checkDecision, MODEL_DEVIATED } from '../../src/decider/check.js';
-import { createAnthropicDecider, type Decision, type DecisionCase } from '../../src/decider/decider.js';
+import { MODEL_DEVIATED } from '../../src/decider/check.js';
+import type { Decision, DecisionCase } from '../../src/decider/decider.js';
 import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 import { creditCase, PAYMENT, refundCase } from './cases.js';
-import { configFor } from './decider-support.js';
+import { configFor, decidedAfterLookup, judged } from './decider-support.js';
 import { replies } from './messages-server.js';
 
 const { rig, server } = casesSuite();
 const config = configFor(() => server);
 
-/** The decision the Anthropic decider makes on `input` when the model looks the facts up, then makes `call` with `text` beside it. */
-async function decided(input: DecisionCase, call: Record<string, unknown>, text?: string): Promise<Decision> {
-  const lookup = input.kind === 'refund' ? 'get_payment' : 'get_account';
-  const tool = input.kind === 'refund' ? 'issue_refund' : 'issue_credit';
-  server.script(replies.toolUse(lookup, {}), replies.toolUse(tool, call, text === undefined ? {} : { text }));
-  const decision = await createAnthropicDecider(config()).decide(input);
-  server.reset();
-  return decision;
-}
-
-/** checkDecision's verdict and problems for `decision` on `input`'s approval and facts. */
-function judged(decision: Decision, input: DecisionCase): { verdict: string; problems: string } {
-  const check = checkDecision(decision, input.approval, input.kind, input);
-  return { verdict: check.verdict, problems: check.verdict === MODEL_DEVIATED ? check.problems.join('; ') : '' };
-}
+/** The decision the Anthropic decider makes on `input` when the model looks the facts up, then makes `call` (with `text`). */
+const decided = (input: DecisionCase, call: Record<string, unknown>, text?: string): Promise<Decision> => decidedAfterLookup(server, config, input, call, text);
 
 describe('a money call whose own words name its amount in whole units is a deviation, not sent as called', () => {
   it('issue_refund 20 cents, its reason "refund of $20.00" and prose "$20" on a $20 approval: MODEL_DEVIATED, recorded with the 20 it called, the 2000 only in the problem', async () => {

@@ -5,25 +5,19 @@
 // the effect committed, and it stayed open, asking a person about money that had moved
 // (tests/queues/proposal-cap-failed-jobs.test.ts failed about one run in two).
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, expect, it } from 'vitest';
 import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
 import { openStores, settledOutcome, startSender } from '../../src/interlock.js';
 import { keyRefusingTarget } from './effects-rig.js';
-import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
+import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
 
 const config = testConfig({ keyPrefix: `tnjrace${randomBytes(6).toString('hex')}` });
 const closers: (() => Promise<unknown>)[] = [];
 
 afterAll(async () => {
   for (const close of closers.reverse()) await close().catch(() => undefined);
-  const redis = new Redis(config.redisUrl);
-  for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
-    const stale = await redis.keys(pattern);
-    for (let i = 0; i < stale.length; i += 500) await redis.del(...stale.slice(i, i + 500));
-  }
-  await redis.quit();
+  await removePrefixes([config.keyPrefix]);
 });
 
 it('a not_judged raise that lands after the effect was judged leaves the alert resolved', async () => {

@@ -3,26 +3,20 @@
 // proposal of the same effect (a re-decision after a refusal) whose job fails for good is a new failure nobody has
 // seen: its alert opens again, and the gauge counts it. It used to stay resolved (only its updatedAt moved).
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, expect, it } from 'vitest';
 import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
 import { openStores, settledOutcome, startSender } from '../../src/interlock.js';
 import { createMetrics } from '../../webhooks/ops/metrics.js';
 import { keyRefusingTarget } from './effects-rig.js';
-import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
+import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
 
 const config = testConfig({ keyPrefix: `tnjr${randomBytes(6).toString('hex')}` });
 const closers: (() => Promise<unknown>)[] = [];
 
 afterAll(async () => {
   for (const close of closers.reverse()) await close().catch(() => undefined);
-  const redis = new Redis(config.redisUrl);
-  for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
-    const stale = await redis.keys(pattern);
-    for (let i = 0; i < stale.length; i += 500) await redis.del(...stale.slice(i, i + 500));
-  }
-  await redis.quit();
+  await removePrefixes([config.keyPrefix]);
 });
 
 function gauge(text: string, kind: string): number | undefined {

@@ -1,3 +1,6 @@
+import { invalidRequest } from './errors.js';
+import type { SandboxError } from './errors.js';
+
 // Amounts as Stripe writes them in messages: `$40.00`, `€12.50`, `¥500`.
 const symbols: Readonly<Record<string, string>> = { usd: '$', eur: '€', gbp: '£', jpy: '¥', cad: 'CA$', aud: 'A$' };
 const zeroDecimal = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
@@ -62,4 +65,29 @@ export function isSupportedCurrency(currency: string): boolean {
 /** Stripe's refusal of a currency it does not support, naming every one it does. */
 export function unsupportedCurrencyMessage(currency: string): string {
   return `Invalid currency: ${currency.toLowerCase()}. Stripe currently supports these currencies: ${SUPPORTED_CURRENCIES.join(', ')}`;
+}
+
+/**
+ * Currencies whose charge and refund amounts Stripe takes only in multiples of a step of the smallest unit, though
+ * the API keeps the currency's decimals. isk, step 100: from 2023-04-14 the card networks take whole krónur only, so
+ * Stripe refuses an ISK amount not divisible by 100 in Charges and PaymentIntents, and a refund of one, with 400
+ * `invalid_charge_amount_no_decimal_compatible`; 100 still means 1 króna (Stripe support, "Deprecation of fractional
+ * ISK charges and refunds", which quotes the message below). Not here: huf, twd and ugx, whose whole-unit rules
+ * are for payouts (docs.stripe.com/currencies#special-cases), which the sandbox does not model; and bhd, jod, kwd,
+ * omr, tnd, whose charges must end in 0 (same page), since the sandbox, a US account, refuses those currencies.
+ */
+const chargeSteps: Readonly<Record<string, number>> = { isk: 100 };
+
+/**
+ * Stripe's refusal of `amount` (given as `param`) in `currency` when the currency takes only whole steps; null when
+ * it is a whole step. The `param` is inferred: the support article quotes only the code and the message.
+ */
+export function fractionalAmountRefusal(amount: number, currency: string, param: string): SandboxError | null {
+  const code = currency.toLowerCase();
+  const step = chargeSteps[code];
+  if (step === undefined || amount % step === 0) return null;
+  return invalidRequest(
+    `Invalid amount. Currency ${code.toUpperCase()} has become effectively zero-decimal and charged amounts must be evenly divisible by ${step}. See https://stripe.com/docs/currencies#special-cases for more information.`,
+    { code: 'invalid_charge_amount_no_decimal_compatible', param },
+  );
 }

@@ -5,7 +5,7 @@ import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, SandboxError } from '../core/errors.js';
 import { newClientSecretSuffix, newId } from '../core/ids.js';
 import { listParams, paginate, requireFilterIds } from '../core/list.js';
-import { formatGroupedAmount, MAX_CHARGE_AMOUNT, MIN_CHARGE_AMOUNT } from '../core/money.js';
+import { formatGroupedAmount, fractionalAmountRefusal, MAX_CHARGE_AMOUNT, MIN_CHARGE_AMOUNT } from '../core/money.js';
 import { accepted, bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
@@ -161,8 +161,9 @@ function shippingOf(value: ParamValue | undefined): PaymentIntent['shipping'] {
 
 /**
  * Stripe's refusal of a payment amount outside what it charges (stripe-facts §2 codes; the too-large message as
- * stateful-mock has it, §4.5; the too-small one as Stripe words it, `Amount must be at least $0.50 usd`). Null: in
- * bounds. Only the API is refused; an invoice's own collection (`collect`) is not checked here.
+ * stateful-mock has it, §4.5; the too-small one as Stripe words it, `Amount must be at least $0.50 usd`), or in a
+ * fraction of the unit its currency is charged in (fractional ISK, core/money.ts). Null: chargeable. Only the API is
+ * refused; an invoice's own collection (`collect`) is not checked here.
  */
 function amountRefusal(amount: number, currency: string): SandboxError | null {
   const code = currency.toLowerCase();
@@ -172,7 +173,7 @@ function amountRefusal(amount: number, currency: string): SandboxError | null {
   if (amount > MAX_CHARGE_AMOUNT) {
     return invalidRequest(`Amount must be no more than ${formatGroupedAmount(MAX_CHARGE_AMOUNT, code)}`, { code: 'amount_too_large', param: 'amount' });
   }
-  return null;
+  return fractionalAmountRefusal(amount, code, 'amount');
 }
 
 function unexpectedState(message: string): SandboxError {
@@ -309,6 +310,10 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     if (toCapture > intent.amount_capturable) {
       throw invalidRequest(`The amount_to_capture (${toCapture}) is greater than the amount capturable (${intent.amount_capturable}).`, { param: 'amount_to_capture' });
     }
+    // The captured amount is what is charged, so the whole-króna rule is taken to hold for it too (inferred: Stripe's
+    // article names Charges and PaymentIntents, not this parameter; core/money.ts).
+    const fractional = fractionalAmountRefusal(toCapture, intent.currency, 'amount_to_capture');
+    if (fractional !== null) throw fractional;
     const charge = charges.require(intent.latest_charge);
     charges.capture(charge, toCapture, origin);
     disputes.openForTestCard(charge, methods.cardOf(charge.payment_method), 'capture');

@@ -9,7 +9,7 @@ import { automatic } from '../core/event-bus.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listParams, paginate, requireFilterIds } from '../core/list.js';
-import { formatAmount } from '../core/money.js';
+import { formatAmount, fractionalAmountRefusal } from '../core/money.js';
 import { bool, currency, int, mergeMetadata, metadata, oneOf, str } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
@@ -77,7 +77,7 @@ export interface RefundDeps {
 export interface Refunds {
   readonly collection: Collection<Refund>;
   require(id: string): Refund;
-  /** Issues a refund as `POST /v1/refunds` would, for families that refund on their own (credit notes). */
+  /** Issues a refund as `POST /v1/refunds` would, bar the fractional-ISK refusal, for families that refund on their own (credit notes). */
   create(params: RefundCreateParams, origin: EventOrigin): Refund;
   settle(refund: Refund, origin: EventOrigin): void;
   fail(refund: Refund, reason: RefundFailureReason, origin: EventOrigin): void;
@@ -132,7 +132,12 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
     events.emit(type, charge, origin, { before });
   };
 
-  const create = (params: CreateParams, origin: EventOrigin): Refund => {
+  /**
+   * `fromApi`: a refund asked for through the refund routes, which Stripe refuses in fractional ISK, the whole
+   * remainder of an older fractional charge included (core/money.ts). A credit note's refund is not checked: Stripe
+   * documents the rule for refunds and charges, not for credit notes.
+   */
+  const create = (params: CreateParams, origin: EventOrigin, fromApi: boolean): Refund => {
     const charge = chargeToRefund(params);
     if (!deps.isChargeRefundable(charge)) {
       throw invalidRequest(`Charge ${charge.id} has been charged back; cannot issue a refund.`, { code: 'charge_disputed' });
@@ -140,6 +145,8 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
     if (charge.refunded) throw invalidRequest(`Charge ${charge.id} has already been refunded.`, { code: 'charge_already_refunded' });
     const remainder = charges.remainder(charge);
     const amount = params.amount ?? remainder;
+    const fractional = fromApi ? fractionalAmountRefusal(amount, charge.currency, 'amount') : null;
+    if (fractional !== null) throw fractional;
     if (!charge.captured && amount !== remainder) {
       throw invalidRequest(
         'You cannot partially refund an uncaptured charge. Instead, capture the charge for an amount less than the original amount',
@@ -267,7 +274,7 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
   };
 
   const routes = [
-    route({ method: 'POST', path: '/v1/refunds', params: createParams, check: requireChargeOrIntent, handle: (params, _path, ctx) => create(params, ctx.origin) }),
+    route({ method: 'POST', path: '/v1/refunds', params: createParams, check: requireChargeOrIntent, handle: (params, _path, ctx) => create(params, ctx.origin, true) }),
     route({ method: 'GET', path: '/v1/refunds/:id', params: {}, handle: (_params, path) => require(path['id'] ?? '') }),
     route({
       method: 'POST',
@@ -328,14 +335,14 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
       method: 'POST',
       path: '/v1/charges/:charge/refunds',
       params: createParams,
-      handle: (params, path, ctx) => create({ ...params, charge: path['charge'] ?? '' }, ctx.origin),
+      handle: (params, path, ctx) => create({ ...params, charge: path['charge'] ?? '' }, ctx.origin, true),
     }),
     route({
       method: 'POST',
       path: '/v1/charges/:charge/refund',
       params: createParams,
       // The legacy route answers with the charge, not the refund.
-      handle: (params, path, ctx) => charges.require(create({ ...params, charge: path['charge'] ?? '' }, ctx.origin).charge),
+      handle: (params, path, ctx) => charges.require(create({ ...params, charge: path['charge'] ?? '' }, ctx.origin, true).charge),
     }),
   ];
 
@@ -344,5 +351,5 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
     return paginate(listFor({ charge: id }), {}, `/v1/charges/${id}/refunds`);
   };
 
-  return { collection, require, create, settle, fail, requireAction, failRecentOnChargeback, routes, expansions: [['charge.refunds', refundsOfCharge]] };
+  return { collection, require, create: (params, origin) => create(params, origin, false), settle, fail, requireAction, failRecentOnChargeback, routes, expansions: [['charge.refunds', refundsOfCharge]] };
 }

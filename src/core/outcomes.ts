@@ -67,6 +67,30 @@ function refusedBeforeSending(reason: string): boolean {
   return reason.startsWith(REFUSED_BEFORE_SENDING_PREFIX) || /\bwas not sent$/.test(reason);
 }
 
+/** The reason of a REFUSED:target_error for a definite no from the target to a request that was sent (gate/settle.ts). */
+export const REFUSED_BY_TARGET_PREFIX = 'the target refused: ';
+
+/**
+ * Ends the reason of a REFUSED:target_error that proves nothing of the effect can be at the target: the refused send was
+ * the effect's first (no earlier request of it can land) and the target's refusal proves none of its own requests
+ * landed (Target.refusalProvesNothingLanded: the pre-send check refused before anything left, or the target answered a
+ * definite no that its retries, riding one idempotency key, replay). The gate writes it only then (gate/settle.ts
+ * `nothingLeft`), after the target's own words, so the reason still starts as every target_error's does and keeps its
+ * sentence. An object labelled with such an effect's id is someone else's, never its late landing (facts/apply.ts).
+ * A reason without it, whatever else it says (a refusal before sending of a resend, while an earlier request of the
+ * effect may still land; any reason an earlier version recorded), leaves a landing possible.
+ */
+export const NOTHING_LANDED_SUFFIX = "; it was the effect's only send, so nothing of the effect can be at the target";
+
+/**
+ * Whether a REFUSED:target_error's recorded reason proves that nothing of the effect can be at the target (written with
+ * NOTHING_LANDED_SUFFIX). The target's words sit between the gate's prefix and the suffix: Stripe's refusals end in
+ * their status's parenthesis or a quote's cut, never in the suffix.
+ */
+export function refusalLeftNothing(reason: string): boolean {
+  return (reason.startsWith(REFUSED_BEFORE_SENDING_PREFIX) || reason.startsWith(REFUSED_BY_TARGET_PREFIX)) && reason.endsWith(NOTHING_LANDED_SUFFIX);
+}
+
 /**
  * The sentence for an outcome as the gate gave it: `reason` is the reason recorded with it (the settling entry's,
  * outcomeReason; a GateResult's `reason`). The gate's answers and recovery report, `interlock effect show`, the API's

@@ -4,11 +4,12 @@
 // object's state now, and its own lifecycle decides (final-money.ts), never the order events came in.
 import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
-import { committedEntry, dispatchedEffect, firstProposal, openDispatch } from '../core/decisions.js';
+import { closesDispatch, committedEntry, dispatchedEffect, firstProposal, openDispatch } from '../core/decisions.js';
 import { currencyOfEffect } from '../core/effect-currency.js';
 import { incidentHold } from '../core/effects.js';
 import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
+import { refusalLeftNothing } from '../core/outcomes.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
 import { BALANCE_UNREAD, CUSTOMER_DELETED, creditInBalance, isChargeback } from '../core/final-money.js';
@@ -327,6 +328,24 @@ function countedOn(entries: readonly Entry[]): { approvalId: string; cents: numb
 const everDispatched = (entries: readonly Entry[]) => entries.some((entry) => entry.kind === 'DISPATCHED');
 
 /**
+ * Whether the effect's one dispatch ended in a refusal that proves nothing of it reached Stripe: its first send, refused
+ * before anything left or by a definite no its retries replay (the REFUSED:target_error closing it says so,
+ * refusalLeftNothing; the gate looked nothing up then, src/gate/settle.ts). It made nothing at Stripe, as an effect never
+ * dispatched did, so an object carrying its id (a refund made by hand, labelled with it) is someone else's. A refusal
+ * that does not say so (a resend's, while an earlier request may still land; one recorded by an earlier version), or a
+ * chain with another dispatch, leaves a landing possible.
+ */
+function refusedLeavingNothing(entries: readonly Entry[]): boolean {
+  const [only, ...others] = entries.filter((entry) => entry.kind === 'DISPATCHED');
+  if (only === undefined || others.length > 0) return false;
+  const closing = entries.slice(entries.indexOf(only) + 1).find(closesDispatch);
+  return closing?.kind === 'REFUSED' && closing.code === 'REFUSED:target_error' && refusalLeftNothing(closing.reason);
+}
+
+/** Whether anything at Stripe can be the effect's send landing: it was dispatched, and not refused leaving nothing. */
+const mayHaveLanded = (entries: readonly Entry[]) => everDispatched(entries) && !refusedLeavingNothing(entries);
+
+/**
  * The objects the effects committed on a subject made, each with the effect that committed it (`claims`, read by
  * claimsOn): a refund or balance transaction is the committer's alone, whatever its metadata says later.
  */
@@ -334,13 +353,14 @@ type Claims = ReadonlyMap<string, string>;
 
 /**
  * What tells an effect's own refund from the others on its payment: the one it committed, else what its send would
- * make, only if it was ever sent, and never one another effect on the payment committed (`claims`).
+ * make, only if it was ever sent (`dispatched`) and its send may have landed (not `leftNothing`: refusedLeavingNothing),
+ * and never one another effect on the payment committed (`claims`).
  */
-type OwnRefund = { committed: string | null; amount: number | null; dispatched: boolean; claims: Claims };
+type OwnRefund = { committed: string | null; amount: number | null; dispatched: boolean; leftNothing: boolean; claims: Claims };
 
 function ownRefundOf(entries: readonly Entry[], claims: Claims): OwnRefund {
   const amount = firstProposal(entries)?.effect.amount;
-  return { committed: committedRefundOf(entries), amount: typeof amount === 'number' ? amount : null, dispatched: everDispatched(entries), claims };
+  return { committed: committedRefundOf(entries), amount: typeof amount === 'number' ? amount : null, dispatched: everDispatched(entries), leftNothing: refusedLeavingNothing(entries), claims };
 }
 
 /**
@@ -357,6 +377,7 @@ function whyNotOwn(refund: RefundFact, effectId: string, own: OwnRefund): string
   const committer = own.claims.get(refund.id);
   if (committer !== undefined) return `effect ${committer} committed it`;
   if (!own.dispatched) return 'the effect was never sent (settled before any dispatch)';
+  if (own.leftNothing) return "the target refused the effect's only send, which left nothing of it at Stripe";
   return refund.amount === own.amount ? null : `it is of ${refund.amount} cents, and the effect's send would have made one of ${own.amount ?? 'no'} cents`;
 }
 
@@ -570,6 +591,12 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // made by someone else (a refund by hand, labelled for traceability), and recording it would report money sent.
     if (state.epoch === 0 && !everDispatched(entries)) {
       logger.warn({ effectId, object: draft.objectId }, `${draft.objectId} names effect ${effectId}, which was never sent; no landing recorded`);
+      return false;
+    }
+    // Nor can one whose only send the target refused in a way that proves nothing of it landed (refusedLeavingNothing):
+    // the gate settled it without a lookup for that very reason, and the facts agree with it.
+    if (refusedLeavingNothing(entries)) {
+      logger.warn({ effectId, object: draft.objectId }, `${draft.objectId} names effect ${effectId}, whose only send the target refused leaving nothing of it at Stripe; no landing recorded`);
       return false;
     }
     // What the send would have made: a refund of the effect's amount, or a balance credit of it (negative at Stripe).
@@ -967,13 +994,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         }
       }
       // Its own balance transaction is the credit its send made: the effect's amount, given (negative at Stripe). A debit
-      // or another amount carrying the id (metadata set by hand), or anything carrying the id of an effect never sent,
-      // is not recorded as the effect's credit.
+      // or another amount carrying the id (metadata set by hand), or anything carrying the id of an effect never sent or
+      // whose only send was refused leaving nothing (mayHaveLanded), is not recorded as the effect's credit.
       // Once it committed (or a late landing was recorded), the balance transaction its send made is its own whatever
       // its metadata says now, and no other is (as for refunds, whyNotOwn): cleared or edited metadata neither turns its
       // own credit into billing's second compensation nor hides a second credit that copied its id. Before, one another
       // effect committed is not its own whatever its metadata names: that effect's credit relabelled is no late landing.
-      const sent = everDispatched(entries);
+      const sent = mayHaveLanded(entries);
       const made = committedRefundOf(entries);
       // A credit labelled with the effect once its credit landed, that its send did not make: a re-credit unless another
       // effect committed it or it came before the credit (notReCredit).

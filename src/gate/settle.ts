@@ -7,7 +7,7 @@ import type { Effect } from '../core/effects.js';
 import { lateLanding } from '../core/decisions.js';
 import { errorCode } from '../core/errors.js';
 import { isJsonObject, type Json, type JsonObject } from '../core/json.js';
-import { REFUSED_BEFORE_SENDING_PREFIX, type Outcome } from '../core/outcomes.js';
+import { NOTHING_LANDED_SUFFIX, REFUSED_BEFORE_SENDING_PREFIX, REFUSED_BY_TARGET_PREFIX, type Outcome } from '../core/outcomes.js';
 import { quote, quoteError, quoteObject, QUOTE_LIMITS, type QuoteLimits } from '../core/quote.js';
 import { objectId, type Rejected } from '../core/target.js';
 import { HEARD_KEPT, type GateContext, type Settled } from './context.js';
@@ -144,7 +144,8 @@ async function ownCommitAt(ctx: GateContext, at: Holding, found: string | null, 
  * resend refused because the refund already exists). Only then is the effect settled as a target error.
  * `nothingLeft`: nothing of the effect can be at the target (no earlier send of it can have landed, SendContext.neverSent,
  * and the target's refusal proves this send's requests did not: Target.refusalProvesNothingLanded), so what a lookup
- * would find labelled with its id (a refund made by hand) is someone else's, and the refusal stands without one.
+ * would find labelled with its id (a refund made by hand) is someone else's, and the refusal stands without one. Its
+ * reason says so (NOTHING_LANDED_SUFFIX), for the facts to agree: such a refund is no late landing of the effect.
  */
 export async function settleRejected(ctx: GateContext, at: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null, how: { onlyRequest: boolean; nothingLeft?: boolean }): Promise<Settled> {
   const { target } = ctx;
@@ -156,18 +157,20 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
       // A lookup that can never tell again: the refusal stands when the refused request was the dispatch's only one
       // (a first send: its SDK retries ride its idempotency key, so Stripe replays the one answer), else AMBIGUOUS.
       if (isBlind(error) && !how.onlyRequest) return settleAmbiguous(ctx, at, `the target refused (${quoteError(rejection.message)}), and ${blindReason(error)}`, rechecked);
-      if (isBlind(error)) return settleRefused(ctx, at, rejection, rechecked);
+      if (isBlind(error)) return settleRefused(ctx, at, rejection, rechecked, false);
       await ctx.journal.releaseClaim(at.partition, at.effectId, ctx.owner, at.epoch);
       return { kind: 'unresolved', effectId: at.effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${rejection.message}) and the lookup that would confirm nothing landed failed: ${quoteError(error)}` };
     }
     if (found !== null) return commit(ctx, at, 'failed-but-landed', found, rechecked, 'COMMITTED_ON_QUERY');
   }
-  return settleRefused(ctx, at, rejection, rechecked);
+  return settleRefused(ctx, at, rejection, rechecked, how.nothingLeft === true);
 }
 
-async function settleRefused(ctx: GateContext, at: Holding, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null): Promise<Settled> {
+/** `nothingLeft`: as settleRejected's; only a refusal that proves it says so in its reason (refusalLeftNothing). */
+async function settleRefused(ctx: GateContext, at: Holding, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null, nothingLeft: boolean): Promise<Settled> {
   // A refusal with no status is the target's own check's, made before any request left: its reason says so.
-  const reason = rejection.status === null ? `${REFUSED_BEFORE_SENDING_PREFIX}${quoteError(rejection.message)}` : `the target refused: ${quoteError(rejection.message)}`;
+  const said = `${rejection.status === null ? REFUSED_BEFORE_SENDING_PREFIX : REFUSED_BY_TARGET_PREFIX}${quoteError(rejection.message)}`;
+  const reason = nothingLeft ? `${said}${NOTHING_LANDED_SUFFIX}` : said;
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: 'REFUSED:target_error', reason, checks: null, rechecked, changes: [], resolves: true }, { head: at.head, approvalId: at.approvalId });
   if (reply.status === 'LATE') return commitReportedLanding(ctx, at, rechecked);
   if (reply.status !== 'OK') {

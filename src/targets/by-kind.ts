@@ -29,6 +29,8 @@ export function targetByKind(name: string, targets: readonly Target[]): Target {
     kinds: [...byKind.keys()],
     facts,
     movedBySends: [...new Set(targets.flatMap((target) => target.movedBySends ?? []))],
+    // A refusal proves nothing landed only when every target's does (Target.refusalProvesNothingLanded).
+    ...(targets.every((target) => target.refusalProvesNothingLanded === true) ? { refusalProvesNothingLanded: true } : {}),
     // The gate aborts a send only on a target that closes its requests (Target.abortSends): so every target here must.
     ...(targets.every((target) => target.abortSends !== undefined) ? { abortSends: () => targets.forEach((target) => target.abortSends?.()) } : {}),
     apply: (effectId, effect, context) => of(effect.kind).apply(effectId, effect, context),

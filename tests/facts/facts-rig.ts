@@ -364,3 +364,17 @@ export async function invoiceTen(rig: FactsRig, customer: string): Promise<void>
   const draft = await rig.stripe.invoices.create({ customer, pending_invoice_items_behavior: 'include' });
   await rig.stripe.invoices.finalizeInvoice(draft.id ?? '');
 }
+
+/**
+ * The next send to `path` ends REFUSED:target_error with a landing still possible: its answer is lost (its attempts are
+ * closed before Stripe runs them, which the gate cannot tell from requests still on their way), recovery looks the
+ * effect up, finds nothing, resends under the same key once the quiet period is over, and Stripe refuses the resend
+ * with `refusal`. The refusal closes a dispatch whose first request may still land, so its reason does not say nothing
+ * of the effect is at Stripe (refusalLeftNothing), and an object labelled with the effect's id found later is its late
+ * landing. A first send Stripe refuses outright, or the target before sending, leaves nothing: no landing is recorded
+ * for it (refused-leaving-nothing.test.ts).
+ */
+export async function refusedAfterLostAnswer(rig: FactsRig, path: string, refusal: { status: number; code: string; message: string }): Promise<void> {
+  await rig.sandbox.control.dropNext({ path, method: 'POST', when: 'before', count: 2 });
+  await rig.sandbox.control.failNext({ path, method: 'POST', ...refusal });
+}

@@ -1,13 +1,14 @@
 // A late landing whose webhooks were all missed (issue 10 §2 and §3): an effect the target refused after its send
-// (REFUSED:target_error) later has a refund at Stripe carrying its id (the first request landed after all). With no
-// event delivered, reconciliation alone must find it: the reconciler lists effects settled after a send, not only
-// committed ones, so the receipt comes to say the money moved. One refused before any send is never re-read.
+// (REFUSED:target_error: its first send's answer was lost and its resend refused, refusedAfterLostAnswer) later has a
+// refund at Stripe carrying its id (the first request landed after all). With no event delivered, reconciliation
+// alone must find it: the reconciler lists effects settled after a send, not only committed ones, so the receipt comes
+// to say the money moved. One refused before any send is never re-read.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { reconcileAll } from '../../queues/facts.js';
 import { watchedEffects } from '../../src/interlock.js';
 import { approvalTerms } from '../support/harness.js';
-import { pay, sharedFactsRig } from './facts-rig.js';
+import { pay, refusedAfterLostAnswer, sharedFactsRig } from './facts-rig.js';
 
 // The sandbox forwards no event: every webhook is missed.
 const rig = sharedFactsRig({ forward: false });
@@ -18,9 +19,9 @@ describe('a late landing with every webhook missed', () => {
     const terms = approvalTerms({ scope: `payment:${paymentIntent}`, capCents: 4_000, maxUses: 2 });
     await rig.stores.approvals.grant(terms);
     const proposal = (premises: { refunded_by_others: number }) => ({ requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { chargebacks: [], ...premises }, effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' } });
-    await rig.sandbox.control.failNext({ path: '/v1/refunds', method: 'POST', status: 402, code: 'card_declined', message: 'Your card was declined.' });
+    await refusedAfterLostAnswer(rig, '/v1/refunds', { status: 402, code: 'card_declined', message: 'Your card was declined.' });
     const sent = await rig.effects.propose(proposal({ refunded_by_others: 0 }));
-    expect(await rig.effects.waitFor(sent.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:target_error' });
+    expect(await rig.effects.waitFor(sent.effectId, 30_000)).toMatchObject({ outcome: 'REFUSED:target_error' });
     // Refused before any send (decided on a refund by someone else that Stripe does not show).
     const unsent = await rig.effects.propose(proposal({ refunded_by_others: 500 }));
     expect(await rig.effects.waitFor(unsent.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
@@ -36,5 +37,5 @@ describe('a late landing with every webhook missed', () => {
     const verification = await rig.receipt(sent.effectId);
     expect(verification.lateLanding).toMatchObject({ evidence: refund.id });
     expect(verification).toMatchObject({ valid: true, happened: true });
-  });
+  }, 60_000);
 });

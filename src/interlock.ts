@@ -32,7 +32,7 @@ import { currencyOfEffectOrCredit } from './core/effect-currency.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
-import { compatibilityLookAlikes, latinLookAlikes } from './core/text.js';
+import { barsAsOne, compatibilityLookAlikes, latinLookAlikes } from './core/text.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -1090,12 +1090,15 @@ const NOT_OF_A_NAME = /[^\p{L}\p{N}\p{M}]/gu;
  * a name written wholly in its own script. Case is folded through upper case first, as Unicode's full case folding
  * does: lower case alone keeps "Strauß" and "STRAUSS", or "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς
  * to Σ). The look-alikes are read after case is folded, so two spellings of one name in two cases stay one name.
+ * Every upright stroke is then one letter (barsAsOne): I, l, 1 and the letters drawn as them (the Cyrillic palochka
+ * ӏ, the Greek ι, the Lisu ꓲ ...), so "AIex" with a capital i and the all-Cyrillic "аӏех" are alex; only the key
+ * folds them, never the name recorded or shown, and Ian and lan are one person here, which only makes four eyes stricter.
  * Only letters, digits and accents count (NOT_OF_A_NAME): "Jean–Luc" with an en dash (taken by an earlier version,
  * refused now), "Jean-Luc", "Jean Luc" and "JeanLuc" are one person, so an approver whose recorded name holds a mark
  * that can no longer be typed is still held to four eyes by any spelling of it.
  */
 export function personKey(name: string): string {
-  return latinLookAlikes(compatibilityLookAlikes(name).normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC')).replace(NOT_OF_A_NAME, '');
+  return barsAsOne(latinLookAlikes(compatibilityLookAlikes(name).normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC'))).replace(NOT_OF_A_NAME, '');
 }
 
 /**

@@ -235,6 +235,26 @@ export function latinLookAlikes(text: string): string {
   return text.normalize('NFD').replace(NOT_ASCII, (letter) => LATIN_LOOK_ALIKES[letter] ?? letter).normalize('NFC');
 }
 
+// What is drawn as one upright stroke once case is folded and latinLookAlikes has read a name: i (and I), l (and L) and
+// the digit 1, which a sans-serif face on a page, a receipt or a terminal draws alike or nearly so, and with them every
+// letter the table reads as i or l (Cyrillic і ӏ Ӏ, Greek ι Ι, Lisu ꓲ, Coptic ⲓ, Latin ɪ ɩ ǀ,
+// Cherokee ꭵ), which the table cannot send to the right one of two letters a reader cannot tell apart. The lateral
+// click ǁ, a Latin letter, is drawn as two of them.
+const A_BAR = /[il1]/g;
+const TWO_BARS = /\u01c1/g;
+
+/**
+ * `text`, as latinLookAlikes leaves it, with every upright stroke (A_BAR) read as one letter, l: "AIex" with a capital
+ * i, "a1ex", "aǁen" and the all-Cyrillic "аӏех" (its palochka ӏ drawn as l) read as alex, alex, allen and alex. The
+ * vertical line |, drawn as they are, is refused in a name instead (mixedScriptProblem): as a letter it would part
+ * "Jean|Luc" from "JeanLuc", and as punctuation, dropped, "a|ex" from alex. For a comparison only: names that differ by no more than these (Ian and lan, Bill and BiII) are one person to
+ * it, which can only make the four-eyes rule refuse more. Accents stay (í is ĺ here, not l); text with none of these
+ * characters is left as it was.
+ */
+export function barsAsOne(text: string): string {
+  return text.normalize('NFD').replace(A_BAR, 'l').replace(TWO_BARS, 'll').normalize('NFC');
+}
+
 // Every script Unicode names (its Script property values, Unicode 17), so a name's letters can be told apart by
 // script. A runtime whose Unicode is older does not know the newest ones: they are left out there, as its letters are
 // unassigned code points there (script Unknown), which is listed.
@@ -262,14 +282,16 @@ const SCRIPT_NAMES = [
 
 // What a name holds besides its letters, with any script, as the inside of a character class (a name is read with
 // compatibility forms folded, NFKC, so a full-width or mathematical digit is its ASCII one here): printable ASCII but
-// letters (digits, the space, punctuation: ASCII's own look-alikes, 0 and O, l and |, are as plain to a reader as its
-// letters), apostrophes (’ ‘ and the modifier letters ʻ ʼ ʾ ʿ, as in O’Brien, Hawaiʻi, Saʿid), the hyphen ‐, the middle
-// dot · (米歇尔·福柯), combining marks (script Inherited: accents) and emoji (Extended_Pictographic and its skin tones,
-// but © ® and the letters in squares, 🅰 🅾, which A_NAME_SIGN leaves out, so they are refused before the patterns below
-// meet them). Every other character of no one script (Common) is a symbol and refused: APL's ⍺ ⍳ ⍴ and the estimated
-// sign ℮ are drawn as a, i, p and e, and no table of them is complete. One class with the letters, never an alternative
-// beside them: a mark that is both (U+0301 is Inherited, and Latin by its Script_Extensions) would make a failing match
-// try every way to split a long run of them.
+// letters (digits, the space, punctuation: ASCII's own look-alikes, 0 and O, are as plain to a reader as its letters;
+// I, l and 1, which are not, are one letter where four eyes compares names: barsAsOne; the vertical line |, drawn as
+// they are, is refused), apostrophes (’ ‘ and the
+// modifier letters ʻ ʼ ʾ ʿ, as in O’Brien, Hawaiʻi, Saʿid), the hyphen ‐, the middle dot · (米歇尔·福柯), combining marks
+// (script Inherited: accents) and emoji (Extended_Pictographic and its skin tones, but © ® and the letters in squares,
+// 🅰 🅾, which A_NAME_SIGN leaves out, so they are refused before the patterns below meet them). Every other character
+// of no one script (Common) is a symbol and refused: APL's ⍺ ⍳ ⍴ and the estimated sign ℮ are drawn as a, i, p and e,
+// and no table of them is complete. One class with the letters, never an alternative beside them: a mark that is both
+// (U+0301 is Inherited, and Latin by its Script_Extensions) would make a failing match try every way to split a long
+// run of them.
 const NAME_SIGNS = String.raw`\x20-\x40\x5b-\x60\x7b-\x7e\u2018\u2019\u02bb\u02bc\u02be\u02bf\u2010\u00b7\p{Script=Inherited}\p{Emoji_Modifier}\p{Extended_Pictographic}`;
 const A_NAME_SIGN = new RegExp(`^(?![\u00a9\u00ae\u{1f100}-\u{1f1ff}])[${NAME_SIGNS}]$`, 'u');
 
@@ -323,6 +345,7 @@ function inOneScript(text: string): boolean {
  * mathematical 𝐚 or a full-width ａ is the Latin a, and a digit ０ the digit 0.
  */
 export function mixedScriptProblem(name: string): string | null {
+  if (name.includes('|')) return "holds |, a vertical line, which is drawn as the letter l or a capital I and would make one person's name read as another's (a|ex as alex): remove it";
   if (PRINTABLE_ASCII.test(name)) return null;
   const symbols = new Set([...name].filter((char) => [...char.normalize('NFKC')].some((folded) => SYMBOL.test(folded) && !A_NAME_SIGN.test(folded))));
   if (symbols.size > 0) {

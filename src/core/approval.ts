@@ -2,6 +2,7 @@
 // recovery and tests agree; the dispatch and resend scripts enforce the same terms atomically.
 import type { ApprovalSnapshot } from './entries.js';
 import { hasLoneSurrogate } from './json.js';
+import { moneyText } from './money-text.js';
 import { mixedScriptProblem, unseenProblem } from './text.js';
 import { APPROVAL_ID, newApprovalIdProblem } from './proposal.js';
 
@@ -13,6 +14,12 @@ export type CoverageQuestion = {
   amount: number;
   /** At dispatch the effect still needs a use and room under the cap; at recovery it already holds both. */
   phase: 'dispatch' | 'recovery';
+  /**
+   * The currency the effect was decided in (its `currency` premise, or a credit's credit currency), which the cap and
+   * the amount are counted in: a problem states them in it (moneyText). Null or absent when nothing says it: they are
+   * then stated as of a currency unknown, never as cents or dollars.
+   */
+  currency?: string | null;
 };
 
 /**
@@ -31,9 +38,31 @@ export function approvalProblems(snapshot: ApprovalSnapshot | null, question: Co
   if (snapshot.revoked) problems.push(`approval ${snapshot.id} was revoked`);
   if (snapshot.expiresAt <= question.now) problems.push(`approval ${snapshot.id} expired at ${new Date(snapshot.expiresAt).toISOString()}`);
   if (snapshot.scope !== question.subject) problems.push(`approval ${snapshot.id} covers ${snapshot.scope}, not ${question.subject}`);
-  if (question.amount > snapshot.capCents) problems.push(`approval ${snapshot.id} covers at most ${snapshot.capCents} cents, not ${question.amount}`);
+  if (question.amount > snapshot.capCents) problems.push(overCapProblem(snapshot.id, snapshot.capCents, question.amount, question.currency ?? null));
   if (question.phase === 'dispatch' && snapshot.uses !== null && snapshot.uses >= snapshot.maxUses) problems.push(`approval ${snapshot.id} has used all ${snapshot.maxUses} of its uses`);
   return problems;
+}
+
+/**
+ * An amount as money (moneyText), in the smallest unit of `currency` as Stripe counts it. One that is not a safe
+ * integer (a cap as Redis holds it, quoted as text by the dispatch step; a model's ask past any real sum, or not whole)
+ * is quoted as it is, in minor units, never rounded into another sum.
+ */
+export function amountText(amount: string | number, currency: string | null): string {
+  const value = typeof amount === 'number' ? amount : Number(amount);
+  if (Number.isSafeInteger(value)) return moneyText(value, currency);
+  // As moneyText reads a code: three letters, or no currency named.
+  const code = currency !== null && /^[a-z]{3}$/i.test(currency) ? currency.toUpperCase() : null;
+  return `${String(amount)} (minor units${code === null ? ', currency unknown' : ` of ${code}`})`;
+}
+
+/**
+ * The problem of an amount over an approval's cap, both in the effect's currency (null: not known), as the gate's
+ * refusal states it whether the submit or the dispatch step found it: `approval ap_x covers at most 5000 JPY, not 6000
+ * JPY`. Its opening words are what the metrics' refusal classes read (over_amount), so they stay.
+ */
+export function overCapProblem(id: string, cap: string | number, amount: number, currency: string | null): string {
+  return `approval ${id} covers at most ${amountText(cap, currency)}, not ${amountText(amount, currency)}`;
 }
 
 /** The cap every agent shares on a subject (null when none is set), and what the gate has moved or has in flight there. */

@@ -596,7 +596,7 @@ export function outcomeOf(entries: readonly Entry[]): string | null {
 
 /**
  * Why the effect's current outcome (currentOutcome) is a refusal or AMBIGUOUS, in the gate's words ("approval ap_x
- * covers at most 2000 cents, not 2500"): the reason of the entry that settled it. Null for a commit, and while the
+ * covers at most $20.00, not $25.00"): the reason of the entry that settled it. Null for a commit, and while the
  * latest proposal is not settled.
  */
 export function outcomeReason(entries: readonly Entry[]): string | null {

@@ -25,6 +25,7 @@
 // what the model said would go out and use up the approval, with nobody told. The decision carries the cents it called
 // for, the whole-units reading only in its problem: confirming a false flag never sends more than the model asked.
 import type { Decision as ProposalDecision } from '../core/entries.js';
+import { amountText } from '../core/approval.js';
 import type { CreditEffect, EffectKind, RefundEffect } from '../core/effects.js';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
@@ -58,23 +59,27 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
   const amount = decision.amountCents;
   const refundable = onFacts === null ? null : refundableOf({ kind, facts: onFacts.facts });
+  // Amounts are stated in the case's currency as its facts name it (2000 is $20.00 in usd, ¥2,000 in jpy), and as of a
+  // currency unknown when they name none or were not given: never as cents, which yen are not.
+  const currency = onFacts === null ? null : caseCurrency({ kind, facts: onFacts.facts });
+  const money = (value: number) => amountText(value, currency);
   // An amount above the cap is named as such first, whole or not, safe or not: the person reading it learns the
   // model asked for more (90071992547409920 cents is more, not merely an odd number).
   if (Number.isNaN(amount)) problems.push("no amount of cents was read from the model's decision");
-  else if (amount > approval.capCents && approval.capCents <= MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
+  else if (amount > approval.capCents && approval.capCents <= MAX_AMOUNT_CENTS) problems.push(`the model decided ${money(amount)}, but approval ${approval.id} covers at most ${money(approval.capCents)}`);
   // A policy approval's cap may be above what one effect moves: the limit broken is then the effect's, named as such.
-  else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but one ${kind} moves at most ${MAX_AMOUNT_CENTS} cents (approval ${approval.id} covers ${approval.capCents} in all)`);
-  else if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
+  else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${money(amount)}, but one ${kind} moves at most ${money(MAX_AMOUNT_CENTS)} (approval ${approval.id} covers ${money(approval.capCents)} in all)`);
+  else if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)}, which is not a positive whole number of ${unitsText(currency)}`);
   // Within the cap but over what was left of it, as the model was told: the gate would refuse it (OVER_CAP).
-  else if (amount > centsLeftOf(approval)) problems.push(`the model decided ${String(amount)} cents, but ${leftText(approval)}`);
+  else if (amount > centsLeftOf(approval)) problems.push(`the model decided ${money(amount)}, but ${leftText(approval, money)}`);
   // Within the approval but over what the facts it was given say the payment may still return: the target would refuse
   // it before the send (amount_exceeds_refundable), with the case's request id spent on it.
-  else if (refundable !== null && amount > refundable) problems.push(`the model decided ${String(amount)} cents, but the facts it was given say only ${refundable} of payment ${subjectId(approval)} are still refundable (refundable)`);
+  else if (refundable !== null && amount > refundable) problems.push(`the model decided ${money(amount)}, but the facts it was given say only ${money(refundable)} of payment ${subjectId(approval)} are still refundable (refundable)`);
   // A decider's own problems quote the model's answer; whichever decider wrote them, they are recorded as model text is.
   problems.push(...(decision.deviations ?? []).map((problem) => cleanModelText(problem, DECISION_TEXT_MAX_CHARS)));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
-  const stopped = onFacts === null ? null : stoppingFact({ kind, approval, facts: onFacts.facts, incident: onFacts.incident }, caseCurrency({ kind, facts: onFacts.facts }));
+  const stopped = onFacts === null ? null : stoppingFact({ kind, approval, facts: onFacts.facts, incident: onFacts.incident }, currency);
   if (stopped !== null) {
     const then = stopped.instead ?? `sent, it would return money that went back already, so a person re-approves it only ${stopped.owed ?? 'if the customer is still owed money'}`;
     problems.push(`the model decided a ${decision.action}, but the facts it was given stop the case's money: ${stopped.fact}; ${then}`);
@@ -86,12 +91,18 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   return { verdict: MODEL_DEVIATED, decision, problems, message };
 }
 
-/** What the decider was told is left of `approval`, and why, for a problem naming an ask over it. */
-function leftText(approval: CaseApproval): string {
+/** What the decider was told is left of `approval`, and why, for a problem naming an ask over it (amounts as `money` writes them). */
+function leftText(approval: CaseApproval, money: (value: number) => string): string {
   const left = centsLeftOf(approval);
   if (approval.leftBy === 'uses') return `approval ${approval.id} has no use left (every one is spent)`;
-  if (approval.leftBy === 'subject_cap') return `it was told only ${left} may still move on ${approval.scope} (the cap set there)`;
-  return `it was told only ${left} of approval ${approval.id}'s ${approval.capCents} were left`;
+  if (approval.leftBy === 'subject_cap') return `it was told only ${money(left)} may still move on ${approval.scope} (the cap set there)`;
+  return `it was told only ${money(left)} of approval ${approval.id}'s ${money(approval.capCents)} were left`;
+}
+
+/** The unit a decided amount counts (the smallest of the case's currency), for a problem saying it is no whole number of it. */
+function unitsText(currency: string | null): string {
+  if (currency === null) return "the smallest unit of the case's currency, which its facts do not name";
+  return currency === 'usd' ? 'cents' : `the smallest unit of ${currency.toUpperCase()}`;
 }
 
 export type ProposalFields = {

@@ -21,7 +21,7 @@ import { isOutboxEntry, OUTBOX_GRACE_MS, type OpenEffect } from '../redis/journa
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { blindReason, commit, isBlind, refuseAtRecovery, rereadIfLanded, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { lookUp } from './reads.js';
-import { nextAttempt, readFacts } from './submit.js';
+import { currencyDecidedOn, nextAttempt, readFacts } from './submit.js';
 
 /** How long after a resend that got no definite answer a pass looks again: 1 s, doubling with each such answer, at most 30 s. */
 export function resendRetryMs(unknownsBefore: number): number {
@@ -120,7 +120,8 @@ export function createRecover(ctx: GateContext) {
    */
   async function recheck(effectId: string, partition: string, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, attempt: string, neverSent: boolean): Promise<Checks> {
     const { now, snapshot } = await ctx.approvals.describe(dispatched.approval);
-    const leaseIssues = approvalProblems(snapshot, { now, subject: partition, amount: describeEffect(effect).amount, phase: 'recovery' });
+    const currency = currencyDecidedOn(dispatched.premises, effect.kind, ctx.unanswered?.creditCurrency ?? null);
+    const leaseIssues = approvalProblems(snapshot, { now, subject: partition, amount: describeEffect(effect).amount, phase: 'recovery', currency });
     if (snapshot === null || leaseIssues.length > 0) return checksOf(snapshot, leaseIssues);
     const report = await readFacts(ctx, effectId, effect, dispatched.premises, attempt, neverSent);
     return checksOf(snapshot, [], report.violations, report.changes);

@@ -6,12 +6,11 @@
 // entry without reading the chain, and the script's head check proves the chain was that entry alone.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { approvalProblems } from '../core/approval.js';
+import { amountText, approvalProblems, overCapProblem } from '../core/approval.js';
 import { explainRecorded, type Outcome } from '../core/outcomes.js';
 import { committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, holdOf, type Effect, type EffectFacts, type EffectKind } from '../core/effects.js';
-import { moneyText } from '../core/money-text.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
@@ -142,26 +141,18 @@ async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect,
 
 
 /**
- * The currency of the effect's money as an over-cap reason states it: the `currency` premise decided on (the refund's
- * payment's; the credit's, the one credits are given in), or for a credit decided without it the worker's credit
- * currency (INTERLOCK_CREDIT_CURRENCY, which such a credit goes out in); null when neither says it (a refund proposed
- * without its currency premise), which moneyText writes as a currency unknown. The premises hold when the dispatch
- * step answers over cap (a stale one is refused before the caps are weighed), so the decided currency is the one read.
- * Approval caps and subject limits are in the effect's currency: an approval is scoped to one payment or customer.
+ * The currency of the effect's money as a refusal over a cap states it (the approval's, or one shared on the subject):
+ * the `currency` premise decided on (the refund's payment's; the credit's, the one credits are given in), or for a
+ * credit decided without it the worker's credit currency (INTERLOCK_CREDIT_CURRENCY, which such a credit goes out in);
+ * null when neither says it (a refund proposed without its currency premise), which moneyText writes as a currency
+ * unknown. The premises hold when the dispatch step answers over cap (a stale one is refused before the caps are
+ * weighed), so the decided currency is the one read; the approval's own cap, judged before any read, is the
+ * decided one's too; recovery states its approval's problems in the currency the dispatch was decided in. Approval caps
+ * and subject limits are in the effect's currency: an approval is scoped to one payment or customer.
  */
-function currencyDecidedOn(decidedOn: JsonObject, kind: EffectKind, creditCurrency: string | null): string | null {
+export function currencyDecidedOn(decidedOn: JsonObject, kind: EffectKind, creditCurrency: string | null): string | null {
   const code = (value: unknown) => (typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toLowerCase() : null);
   return code(decidedOn.currency) ?? (kind === 'credit' ? code(creditCurrency) : null);
-}
-
-/**
- * An amount of a cap as money (moneyText). The dispatch step answers a cap's limit and what it holds as Redis keeps
- * them, as text: one past a safe integer is quoted as it is, in minor units, not rounded into another sum.
- */
-function capAmountText(amount: string | number, currency: string | null): string {
-  const value = typeof amount === 'number' ? amount : Number(amount);
-  if (Number.isSafeInteger(value)) return moneyText(value, currency);
-  return `${amount} (minor units${currency === null ? ', currency unknown' : ` of ${currency.toUpperCase()}`})`;
 }
 
 function otherSubject(bound: string, subject: string): string {
@@ -449,9 +440,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       return recordRefusal(binding, partition, prepared, place, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
     }
     const snapshot = snapshotOfTerms(terms);
+    // Every amount a refusal of this attempt states (a cap, what it holds, the effect's) is in this currency.
+    const currency = currencyDecidedOn(decidedOn, facts.kind, ctx.unanswered?.creditCurrency ?? null);
     // The terms never change, so what they rule out needs no trip to Redis; revocation, expiry, uses and caps
     // move, and only the dispatch script judges them.
-    const staticProblems = approvalProblems(Object.assign({}, snapshot, { expiresAt: Number.MAX_SAFE_INTEGER }), { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
+    const staticProblems = approvalProblems(Object.assign({}, snapshot, { expiresAt: Number.MAX_SAFE_INTEGER }), { now: 0, subject: partition, amount: facts.amount, phase: 'recovery', currency });
     if (staticProblems.length > 0) {
       const reason = staticProblems.join('; ');
       return recordRefusal(binding, partition, prepared, place, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
@@ -550,12 +543,15 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       case 'LEASE': {
         const current: ApprovalSnapshot = { ...snapshot, revoked: reply.revoked, revokedAt: reply.revokedAt === 0 ? null : reply.revokedAt, reservedCents: reply.reservedCents, uses: reply.uses };
         if (reply.missing) ctx.terms(proposal.approval, { refresh: true, likely: partition }).catch(() => undefined);
-        const problems = [reply.reason];
-        return recordRefusal(binding, partition, prepared, place, proposed, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
+        // An amount over the approval's cap comes with the cap as Redis holds it (lib.lua): the sentence is written
+        // here, in the effect's currency, as the check before the step writes it.
+        const reason = 'cap' in reply && typeof reply.cap === 'string' ? overCapProblem(proposal.approval, reply.cap, facts.amount, currency) : reply.reason;
+        const problems = [reason];
+        return recordRefusal(binding, partition, prepared, place, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reason);
       }
       case 'OVER_CAP': {
         const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
-        const money = (amount: string | number) => capAmountText(amount, currencyDecidedOn(decidedOn, facts.kind, ctx.unanswered?.creditCurrency ?? null));
+        const money = (amount: string | number) => amountText(amount, currency);
         const reason = `${reply.cap} allows ${money(reply.limit)} and ${money(reply.reserved)} are already moved or in flight; ${money(facts.amount)} more would pass it`;
         return recordRefusal(binding, partition, prepared, place, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }

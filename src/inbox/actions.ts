@@ -308,7 +308,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       // item was closed for good: so a re-approval is refused now, before anything is written. A replay was judged
       // when it was first recorded; the gate judges it again at the send.
       const amount = effectFactsOrNull(effect)?.amount ?? 0;
-      const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, effect, amount, currency))];
+      const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch', currency }), ...(await noRoom(snapshot, item.subject, effect, amount, currency))];
       if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
       if (replay) return { item, entry: null, ...(await repeatedProposal(item, requestId, effectId, null, effect)) };

@@ -136,7 +136,7 @@ export type ProposeReply =
   | { status: 'COMMITTED' | 'AMBIGUOUS' | 'CONFLICTING_PAYLOAD' | 'TARGET_ERROR' | 'EPOCH_MOVED' | 'REBIND' }
   | Misplaced
   | { status: 'TERMS'; terms: string }
-  | { status: 'LEASE'; reason: string; missing: boolean; revoked: boolean; revokedAt: number; reservedCents: number; uses: number; now: number }
+  | { status: 'LEASE'; reason: string; missing: boolean; revoked: boolean; revokedAt: number; reservedCents: number; uses: number; now: number; /** The approval's cap as Redis holds it, only for an amount over it (lib.lua). */ cap?: string }
   | { status: 'OVER_CAP'; cap: string; limit: string; reserved: string; reservedCents: number; uses: number; now: number }
   /** What the effect is sent for only once on its subject (`once`, a credit's incident) is held by effect `holder`. */
   | { status: 'ONCE'; once: string; holder: string; reservedCents: number; uses: number; now: number }

@@ -22,7 +22,7 @@ describe('approvalProblems', () => {
     ['expired', { expiresAt: T0 - 1 }, AT_DISPATCH, 'expired at'],
     ['expiring at this very instant', { expiresAt: T0 }, AT_DISPATCH, 'expired at'],
     ['scoped to another payment', { scope: 'payment:pi_other' }, AT_DISPATCH, 'covers payment:pi_other, not payment:pi_chain'],
-    ['smaller than the amount', { capCents: 1_999 }, AT_DISPATCH, 'covers at most 1999 cents, not 2000'],
+    ['smaller than the amount', { capCents: 1_999 }, AT_DISPATCH, 'covers at most 1999 (minor units, currency unknown), not 2000 (minor units, currency unknown)'],
     ['used up at dispatch', { uses: 5, maxUses: 5 }, AT_DISPATCH, 'has used all 5 of its uses'],
   ])('refuses an approval that is %s', (_what, overrides, question, problem) => {
     const problems = approvalProblems(snapshot(overrides), question);

@@ -134,7 +134,7 @@ describe('the decision is checked against the approval before anything is propos
 
     expect(check.verdict).toBe(MODEL_DEVIATED);
     if (check.verdict !== MODEL_DEVIATED) return;
-    expect(check.problems).toEqual(['the model decided 3000 cents, but approval ap_case_4471 covers at most 2000']);
+    expect(check.problems).toEqual(['the model decided 3000 (minor units, currency unknown), but approval ap_case_4471 covers at most 2000 (minor units, currency unknown)']);
     expect(check.message).toMatch(/^MODEL_DEVIATED: .*Nothing was sent/);
     // Even forced through a cast, a deviated decision never becomes an effect.
     expect(() => proposalFields(check as unknown as AcceptedDecision, input)).toThrow(/not accepted/);

@@ -17,14 +17,14 @@ describe('checkDecision', () => {
 
   it('MODEL_DEVIATED one cent over the cap, naming both amounts', () => {
     const check = checkDecision(refund(2001), approval, 'refund', null);
-    expect(check).toMatchObject({ verdict: MODEL_DEVIATED, problems: ['the model decided 2001 cents, but approval ap_case_4471 covers at most 2000'] });
+    expect(check).toMatchObject({ verdict: MODEL_DEVIATED, problems: ['the model decided 2001 (minor units, currency unknown), but approval ap_case_4471 covers at most 2000 (minor units, currency unknown)'] });
   });
 
   // Rule: a MODEL_DEVIATED problem names the limit the amount broke. Under a policy approval whose cap is above
   // MAX_AMOUNT_CENTS, an amount between the two was said to be over the cap it is below.
   it('MODEL_DEVIATED above what one effect moves but below a larger policy cap: names the per-effect maximum, not the cap', () => {
     const policy = { id: 'ap_policy', capCents: 150_000_000, scope: 'payment:pi_123' };
-    expect(checkDecision(refund(120_000_000), policy, 'refund', null)).toMatchObject({ verdict: MODEL_DEVIATED, problems: [`the model decided 120000000 cents, but one refund moves at most ${MAX_AMOUNT_CENTS} cents (approval ap_policy covers 150000000 in all)`] });
+    expect(checkDecision(refund(120_000_000), policy, 'refund', null)).toMatchObject({ verdict: MODEL_DEVIATED, problems: [`the model decided 120000000 (minor units, currency unknown), but one refund moves at most ${MAX_AMOUNT_CENTS} (minor units, currency unknown) (approval ap_policy covers 150000000 (minor units, currency unknown) in all)`] });
   });
 
   it('MODEL_DEVIATED for amounts that are not cents at all', () => {

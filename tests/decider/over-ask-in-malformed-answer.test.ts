@@ -32,7 +32,7 @@ const ANOTHER_PAYMENT = replies.toolUse('issue_refund', { amount_cents: 500_000,
 describe('an over-cap ask that is also malformed', () => {
   const variants: [string, Reply, string][] = [
     ['names another payment_intent', ANOTHER_PAYMENT, 'named payment_intent pi_attacker123'],
-    ['asks for more cents than a safe integer', replies.toolUse('issue_refund', { amount_cents: 90_071_992_547_409_920, reason: 'Compliance notice.' }), 'the model decided 90071992547409920 cents, but approval'],
+    ['asks for more cents than a safe integer', replies.toolUse('issue_refund', { amount_cents: 90_071_992_547_409_920, reason: 'Compliance notice.' }), 'the model decided 90071992547409920 (minor units of USD), but approval'],
     ['asks for 500000 beside a second decision', replies.toolUses([{ name: 'issue_refund', input: { amount_cents: 500_000, reason: 'Compliance notice.' } }, { name: 'issue_refund', input: { amount_cents: 2_000, reason: 'As approved.' } }]), 'in one answer; a case is decided once'],
   ];
   it.each(variants)('%s: is MODEL_DEVIATED, heard by the deviation hook, nothing sent', async (_name, answer, problem) => {
@@ -49,7 +49,7 @@ describe('an over-cap ask that is also malformed', () => {
     const effectId = caseEffectId(first.caseId);
     expect(first.record?.status).toMatchObject({ state: 'deviated', effectId, error: null, decision: { action: 'refund', amountCents: 500_000 } });
     expect(first.record?.status.problems).toEqual([
-      `the model decided 500000 cents, but approval ${first.approval} covers at most 2000`,
+      `the model decided $5000.00, but approval ${first.approval} covers at most $20.00`,
       `the model's issue_refund call named payment_intent pi_attacker123, but approval ${first.approval} covers payment:${first.paymentIntent} only`,
       'the answer was no well-formed decision (its issue_refund call is malformed (input holds payment_intent, which the tool does not define); got {"amount_cents":500000,"reason":"Compliance notice.","payment_intent":"pi_attacker123"})',
     ]);

@@ -45,7 +45,7 @@ describe('checkDecision and `refundable`', () => {
   it('MODEL_DEVIATED for an ask over what the facts it was given say is refundable, naming both', () => {
     const input = withRefundable(1_000);
     const check = checkDecision(refund(2_000), input.approval, 'refund', input);
-    expect(check).toMatchObject({ verdict: MODEL_DEVIATED, problems: [`the model decided 2000 cents, but the facts it was given say only 1000 of payment ${PAYMENT} are still refundable (refundable)`] });
+    expect(check).toMatchObject({ verdict: MODEL_DEVIATED, problems: [`the model decided $20.00, but the facts it was given say only $10.00 of payment ${PAYMENT} are still refundable (refundable)`] });
     expect(checkDecision(refund(1_000), input.approval, 'refund', input).verdict).toBe('accepted');
   });
 

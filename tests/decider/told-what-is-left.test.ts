@@ -154,7 +154,7 @@ describe('a model asking for more than it was told is left', () => {
     server.script(replies.toolUse('get_account', {}), replies.toolUse('issue_credit', { amount_cents: 2_500, description: 'Goodwill credit for INC-second.' }));
     const { record } = await decided(creditSubmission(customer, approval, 'INC-second'));
     expect(record.status.state).toBe('deviated');
-    expect(record.status.problems).toContainEqual(expect.stringContaining(`it was told only 2000 of approval ${approval}'s 3000 were left`));
+    expect(record.status.problems).toContainEqual(expect.stringContaining(`it was told only $20.00 of approval ${approval}'s $30.00 were left`));
     expect((await rig.stores.approvals.describe(approval)).snapshot).toMatchObject({ reservedCents: 1_000 });
   });
 });

@@ -77,7 +77,7 @@ describe('POST /v1/cases', () => {
     expect(answer.body.links).toMatchObject({ effect: `/v1/effects/${effectId}`, inbox: null });
     const inbox = String((await request(rig.app).get(`/v1/cases/${String(answer.body.id)}`).set(bearer(TOKENS.auditor))).body.links.inbox);
     expect(inbox).toBe(`/v1/inbox/model_deviated:${effectId}`);
-    expect(answer.body.sentence).toMatch(/^MODEL_DEVIATED: the model decided 3000 cents, but approval .* covers at most 2000\. Nothing was sent; its decision is recorded refused/);
+    expect(answer.body.sentence).toMatch(/^MODEL_DEVIATED: the model decided \$30\.00, but approval .* covers at most \$20\.00\. Nothing was sent; its decision is recorded refused/);
     // The approver re-approves the amount the model asked for under a new approval: the inbox proposes it afresh.
     const item = await request(rig.app).get(inbox).set(bearer(TOKENS.approver));
     expect(item.status, JSON.stringify(item.body)).toBe(200);

@@ -377,7 +377,7 @@ describe('listing, and facts that cannot be read', () => {
     const small = approvalBody({ scope: `payment:${pi}`, cap_cents: 1_000 });
     expect((await request(rig.app).post('/v1/approvals').set(approver()).send(small)).status).toBe(201);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    for (const [approval, says] of [[revoked, 'revoked'], [String(expired.id), 'expired'], [String(small.id), '1000 cents']] as const) {
+    for (const [approval, says] of [[revoked, 'revoked'], [String(expired.id), 'expired'], [String(small.id), 'covers at most 1000 (minor units, currency unknown)']] as const) {
       const answer = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval });
       expect(answer.status, JSON.stringify(answer.body)).toBe(400);
       expect(answer.body.error.code).toBe('invalid_approval');

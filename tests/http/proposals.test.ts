@@ -73,7 +73,7 @@ describe.concurrent('proposing refunds and credits', () => {
   it('a refusal tells the caller why, in the gate\'s words: the amount over the cap, the payment the approval does not cover; a commit gives no reason', async () => {
     const { pi, approval } = await payment({ approval: { cap_cents: 2_000 } });
     const over = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval, amount: 2_500 }));
-    expect(over.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease', reason: `approval ${approval} covers at most 2000 cents, not 2500` });
+    expect(over.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease', reason: `approval ${approval} covers at most 2000 (minor units, currency unknown), not 2500 (minor units, currency unknown)` });
     const elsewhere = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: `pi_${uid()}`, approval, amount: 100 }));
     expect(elsewhere.body.reason).toMatch(new RegExp(`^approval ${approval} covers payment:${pi}, not payment:pi_`));
     // The effect itself says the same to the support role, which may not read receipts.

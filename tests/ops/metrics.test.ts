@@ -174,6 +174,9 @@ describe('approval refusal classes', () => {
     expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 has expired')).toBe('expired');
     expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 covers payment:pi_2, not payment:pi_1')).toBe('out_of_scope');
     expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 covers at most 1000 cents')).toBe('over_amount');
+    // As the gate states it now, in the effect's currency (src/core/approval.ts overCapProblem), or as of one unknown.
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 covers at most 1000 JPY, not 2000 JPY')).toBe('over_amount');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 covers at most 1000 (minor units, currency unknown), not 2000 (minor units, currency unknown)')).toBe('over_amount');
     expect(approvalRefusalClass('REFUSED:lease_at_recovery', 'approval ap_1 has used all 1 of its uses')).toBe('used_up');
     expect(approvalRefusalClass('REFUSED:over_cap', 'whatever the text')).toBe('over_cap');
     expect(approvalRefusalClass('REFUSED:lease', 'something new')).toBe('other');

@@ -21,7 +21,7 @@ describe('a model asking for far more than the approval allows', () => {
     expect((await rig.decisions.submit(submission, 'sam')).status).toBe('created');
     const record = await rig.decisions.waitFor(submission.caseId, 15_000);
     expect(record?.status.state).toBe('deviated');
-    expect(record?.status.problems.join(' ')).toContain('2000');
+    expect(record?.status.problems.join(' ')).toContain('covers at most $20.00');
     expect(rig.deviations.map((deviated) => deviated.submission.caseId)).toContain(submission.caseId);
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
     expect(caseEffectId(submission.caseId)).toMatch(/^[0-9a-f]{64}$/);

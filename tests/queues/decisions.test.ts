@@ -112,7 +112,7 @@ describe('a case decided by the model (the real SDK against the local Messages A
     const record = await decided(submission);
     const effectId = caseEffectId(submission.caseId);
     expect(record.status).toMatchObject({ state: 'deviated', effectId, decision: { model: 'claude-haiku-4-5-20251001', action: 'refund', amountCents: 3_000 } });
-    expect(record.status.problems.join(' ')).toContain(`the model decided 3000 cents, but approval ${approval} covers at most 2000`);
+    expect(record.status.problems.join(' ')).toContain(`the model decided $30.00, but approval ${approval} covers at most $20.00`);
     expect(rig.deviations.map((deviated) => deviated.submission.caseId)).toContain(submission.caseId);
     // The model read the facts the worker read at Stripe through the get_payment tool.
     const toolResult = JSON.stringify(server.received[1]?.body.messages[2]);
@@ -122,7 +122,7 @@ describe('a case decided by the model (the real SDK against the local Messages A
     const entries = await entriesOf(effectId);
     expect(entries.map((entry) => entry.kind)).toEqual(['PROPOSED', 'REFUSED']);
     expect(entries[0]).toMatchObject({ effect: { kind: 'refund', paymentIntent, amount: 3_000 }, decision: { model: 'claude-haiku-4-5-20251001' }, request: { story_sha256: storyDigest(submission.story) } });
-    expect(entries[1]).toMatchObject({ code: 'REFUSED:lease', reason: expect.stringMatching(/^MODEL_DEVIATED: the model decided 3000 cents/) });
+    expect(entries[1]).toMatchObject({ code: 'REFUSED:lease', reason: expect.stringMatching(/^MODEL_DEVIATED: the model decided \$30\.00/) });
     const receipt = await rig.stores.journal.receipt(effectId);
     expect(receipt).not.toBeNull();
     expect(verify(receipt, { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey)]) })).toMatchObject({ valid: true, happened: false, outcome: 'REFUSED:lease' });
@@ -160,7 +160,7 @@ describe('a case decided by the model (the real SDK against the local Messages A
     const again = await rig.decisions.waitFor(submission.caseId, 15_000);
     if (again === null) throw new Error('the case is not stored');
     expect(again.status).toMatchObject({ state: 'deviated', effectId, decision: { action: 'refund', amountCents: 3_000 } });
-    expect(again.status.problems.join(' ')).toContain(`the model decided 3000 cents, but approval ${approval} covers at most 2000`);
+    expect(again.status.problems.join(' ')).toContain(`the model decided $30.00, but approval ${approval} covers at most $20.00`);
     expect(server.received.length).toBe(asked);
     expect((await entriesOf(effectId)).map((entry) => entry.kind)).toEqual(['PROPOSED', 'REFUSED']);
     expect(await rig.stores.inbox.get(itemId)).toMatchObject({ kind: 'model_deviated', status: 'open', centsAtStake: 3_000, detail: { approved_cents: 2_000 } });

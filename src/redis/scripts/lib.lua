@@ -170,9 +170,9 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   local aid = ARGV[13]
   local ap = redis.call('HMGET', approval, 'termsSha', 'revoked', 'revokedAt', 'expiresAt', 'scope', 'capCents', 'uses', 'maxUses', 'reservedCents')
   local ap_uses, ap_reserved = tonumber(ap[7] or 0), tonumber(ap[9] or 0)
-  local function lease(reason, missing)
+  local function lease(reason, missing, cap)
     return { status = 'LEASE', reason = reason, missing = missing, revoked = ap[2] == '1', revokedAt = tonumber(ap[3] or 0),
-      reservedCents = ap_reserved, uses = ap_uses, now = now }
+      reservedCents = ap_reserved, uses = ap_uses, cap = cap, now = now }
   end
   if not ap[1] then return lease('approval ' .. aid .. ' does not exist', true) end
   if ap[1] ~= ARGV[14] then return { status = 'TERMS', terms = hget_str(approval, 'terms') } end
@@ -183,8 +183,11 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   if ap[5] ~= partition then return lease('approval ' .. aid .. ' covers ' .. (ap[5] or '?') .. ', not ' .. partition, false) end
   local cap = tonumber(ap[6] or 0)
   -- Cents go into text and replies as Redis holds them: a Lua number prints (and cjson encodes) with 14 digits, which
-  -- would misstate a cap of 15 or more.
-  if amount > cap then return lease('approval ' .. aid .. ' covers at most ' .. ap[6] .. ' cents', false) end
+  -- would misstate a cap of 15 or more. The reply carries the cap (`cap`), and the worker states it in the effect's
+  -- currency, which this step does not know; the reason here names none, so it never reads as cents or dollars.
+  if amount > cap then
+    return lease('approval ' .. aid .. ' covers at most ' .. ap[6] .. ', not ' .. ARGV[10] .. ' (minor units)', false, ap[6])
+  end
 
   local n = tonumber(ARGV[18])
   -- A first proposal fixes the payload (I5).

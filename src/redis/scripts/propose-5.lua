@@ -20,7 +20,8 @@
 -- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, now} | IN_FLIGHT {owner, nonce, claimExpires, sendDeadline}
 --   | COMMITTED | AMBIGUOUS | CONFLICTING_PAYLOAD | TARGET_ERROR | EPOCH_MOVED | REBIND
 --   | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now} | TERMS {terms}
---   | LEASE {reason, missing, revoked, revokedAt, reservedCents, uses, now}
+--   | LEASE {reason, missing, revoked, revokedAt, reservedCents, uses, cap?, now}: `cap`, the approval's as Redis holds
+--     it, only for an amount over it (the worker writes that reason in the effect's currency)
 --   | OVER_CAP {cap, limit, reserved, reservedCents, uses, now} | ONCE {once, holder, reservedCents, uses, now}
 --   | WAIT {holder, now}: another refund on the payment holds 'refunds' | REREAD {freed, now}: read the premises again
 -- The body is propose_effect in lib.lua, which bind-propose-10 shares.

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import { InterlockError, type ErrorCode } from '../core/errors.js';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { moneyText } from '../core/money-text.js';
-import { caseCurrency, LOOKUP_TOOLS, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type LookupTool, type MoneyDecision } from './case.js';
+import { caseCurrency, centsLeftOf, LOOKUP_TOOLS, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type LookupTool, type MoneyDecision } from './case.js';
 import type { DeciderConfig } from './config.js';
 import { checkDecision, MODEL_DEVIATED } from './check.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS, headOf, wellFormed } from './model-text.js';
@@ -349,10 +349,13 @@ type SubjectField = { path: string; text: string };
 /** Text in a call's input that speaks of money (moneyIn): the most cents its plain figures may mean, and whether a figure's size was not read. */
 type Mention = AmountField & { unclear: boolean };
 
-/** Currency codes read in text (the most used of ISO 4217): a figure beside one, or glued to it, is in its whole units. */
-const CURRENCY_CODES = 'usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|hkd|sgd|inr|mxn|brl|sek|nok|dkk|pln|czk|zar';
+/**
+ * Currency codes read in text (the most used of ISO 4217, and Stripe's three-decimal ones and most used zero-decimal
+ * ones, whose figures are most easily misread): a figure beside one, or glued to it, is in its whole units.
+ */
+const CURRENCY_CODES = 'usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|hkd|sgd|inr|mxn|brl|sek|nok|dkk|pln|czk|zar|krw|vnd|clp|bhd|jod|kwd|omr|tnd';
 /** Words for a currency's whole units, slang and plurals included (`500 quid`, `50 bucks`). */
-const UNIT_WORDS = 'dollars?|euros?|pounds?|bucks?|quid|yen|yuan|francs?|rupees?|pesos?|kron(?:a|or|e|er)|zloty(?:s)?|rand';
+const UNIT_WORDS = 'dollars?|euros?|pounds?|bucks?|quid|yen|yuan|francs?|rupees?|pesos?|kron(?:a|or|e|er)|zloty(?:s)?|rand|dinars?|rials?';
 /** A currency sign of whole units (`$`, `€`, `£`, `¥`, `₹`...): every one but the cent sign. */
 const UNIT_SIGN = String.raw`(?!¢)\p{Sc}`;
 /** A currency of whole units: a sign, a code or a word for it. */
@@ -404,8 +407,9 @@ const TWO_DECIMALS = /[.,]\d{2}$/;
 const NEAR_CHARS = 24;
 
 /**
- * One figure read in text that speaks of money (figuresIn): `cents`, what it counts as moneyIn reads it (every digit,
- * a hundred times when written in whole units without two decimals), or null when its size is not read (MULTIPLIED,
+ * One figure read in text that speaks of money (figuresIn): `cents`, what it counts as moneyIn reads it, in the smallest
+ * unit of the case's currency (every digit of a plain figure; one written in whole units of that currency read in its
+ * own decimals, the larger reading of an ambiguous one: largestSumOf), or null when its size is not read (MULTIPLIED,
  * MULTIPLIED_LETTER); `units`, a currency of whole units written beside it; `centsWritten`, cents written after it;
  * `near`, the figure with a few characters of the text either side (dates and times blanked out), as a person reads it;
  * `unit`, the currency written beside it as written (`$`, `USD`, `US dollars`; past a multiplying letter, `5k USD`), the
@@ -416,9 +420,13 @@ type FigureRead = { figure: string; cents: number | null; units: boolean; centsW
 
 /**
  * The figures of text that speaks of money, as moneyIn reads them (at most `most`, IN_TEXT_READ_MAX unless told), or null when it speaks
- * of no money. A figure in text that speaks of no money (an order number, "waited 30 days") is not read.
+ * of no money. A figure in text that speaks of no money (an order number, "waited 30 days") is not read. `currency` is
+ * the case's (null when the facts name none): a figure in whole units of it counts in its own decimals (`¥5000` is 5000
+ * in jpy, `$50` 5000 in usd, `KWD 5` 5000 in kwd); one in whole units of another currency, or of any currency when the
+ * case's is not known, counts as if it had at least two (`$50` is 5000 in a jpy case too): its size in the case's
+ * currency is not known, and the larger count only tells a person.
  */
-function figuresIn(text: string, most = IN_TEXT_READ_MAX): FigureRead[] | null {
+function figuresIn(text: string, currency: string | null, most = IN_TEXT_READ_MAX): FigureRead[] | null {
   if (!MONEY_WORDS.test(text)) return null;
   const plain = text.replace(DATES_AND_TIMES, ' ');
   const figures: FigureRead[] = [];
@@ -442,7 +450,8 @@ function figuresIn(text: string, most = IN_TEXT_READ_MAX): FigureRead[] | null {
       figures.push({ ...read, cents: null });
       continue;
     }
-    const cents = Number(figure.replace(/\D/g, '')) * (units && !TWO_DECIMALS.test(figure) ? 100 : 1);
+    const own = currency === null || (read.unit !== null && unitNames(read.unit, currency));
+    const cents = units ? largestSumOf(figure, own ? decimalsOf(currency) : Math.max(2, decimalsOf(currency))) : Number(figure.replace(/\D/g, ''));
     figures.push({ ...read, cents });
   }
   return figures;
@@ -450,14 +459,15 @@ function figuresIn(text: string, most = IN_TEXT_READ_MAX): FigureRead[] | null {
 
 /**
  * What text that speaks of money says of amounts, or null when it speaks of no money or holds no figure: `most`, the
- * most cents its plain figures may mean (null when it has none), and `unclear`, whether a figure in it has a size not
- * read (MULTIPLIED, MULTIPLIED_LETTER: `5k dollars`, `5e5 cents`). Only a bound, never the amount asked: every digit
- * of a figure counts (`5,000.00` may be 500000 cents, `500 000` is read as 500000), and one written in whole units of
- * a currency (`$5000`, `USD500000`, `50 Canadian dollars`) counts a hundred times (its cents). A figure in text that
- * speaks of no money (an order number, "waited 30 days") is not read.
+ * most its plain figures may mean in the smallest unit of `currency` (the case's; null when it has none), and `unclear`,
+ * whether a figure in it has a size not read (MULTIPLIED, MULTIPLIED_LETTER: `5k dollars`, `5e5 cents`). Only a bound,
+ * never the amount asked: every digit of a plain figure counts (`5,000.00` may be 500000 cents, `500 000` is read as
+ * 500000), and one written in whole units of a currency (`$5000`, `USD500000`, `50 Canadian dollars`, `¥5000`) counts
+ * in the smallest unit, as figuresIn reads it: a hundred times in usd, once in jpy (`¥5000` is 5000 there), a thousand
+ * times in kwd. A figure in text that speaks of no money (an order number, "waited 30 days") is not read.
  */
-function moneyIn(text: string): { most: number | null; unclear: boolean } | null {
-  const figures = figuresIn(text);
+function moneyIn(text: string, currency: string | null): { most: number | null; unclear: boolean } | null {
+  const figures = figuresIn(text, currency);
   if (figures === null) return null;
   let most: number | null = null;
   let unclear = false;
@@ -485,12 +495,18 @@ function inHundredths(currency: string | null): boolean {
 /** Where a money call's words stand, for a deviation to say: its own text field, or the prose beside it. */
 type CallWords = { where: string; text: string };
 
+/** A money call's words: its own text field (`own`), then what the model wrote beside the call (`said`). */
+function wordsOf(own: CallWords, said: readonly string[]): CallWords[] {
+  return [own, ...said.map((text) => ({ where: 'what it wrote beside the call', text }))];
+}
+
 /**
  * The figure in whole units that a well-formed money call's words name where its `amount_cents` is that figure read
  * as cents (`amount_cents: 20` beside "a refund of $20.00", "Refund amount: $20.00", or "20.00 USD"): the model likely
  * wrote units where cents are asked for. Null when its words also name the amount as called (`$0.20`, `20 cents`, `a
  * 20-cent fee`, or `$20` beside 2000), name no such figure, or the case's currency is not counted in hundredths (2000 is
- * ¥2,000 in jpy: there is nothing to confuse). Only money figures count, as figuresIn reads them, exactly
+ * ¥2,000 in jpy: cents counted there, or units in kwd, are refundSumsProblem's and otherSumsProblem's to find, read in
+ * the currency's own decimals). Only money figures count, as figuresIn reads them, exactly
  * (EXACT_FIGURE): one with a currency beside it or two decimals; a plain number ("order 20", "2 items", "refund 20") is
  * in no unit and is not read either way. Any such figure counts, wherever it stands in the words: which figure is the
  * money moved cannot be read reliably ("Refund the full $20.00", "refund the customer $20.00" were missed by a rule that
@@ -500,7 +516,7 @@ type CallWords = { where: string; text: string };
 function unitsReadAsCents(amount: number, words: readonly CallWords[], currency: string | null): { cents: number; where: string; near: string } | null {
   if (!inHundredths(currency)) return null;
   const money = words.flatMap(({ where, text }) =>
-    (figuresIn(text) ?? []).filter((read) => read.cents !== null && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure))).map((read) => ({ ...read, where })),
+    (figuresIn(text, currency) ?? []).filter((read) => read.cents !== null && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure))).map((read) => ({ ...read, where })),
   );
   if (money.some((read) => read.cents === amount)) return null;
   const confused = money.find((read) => !read.centsWritten && read.cents === amount * 100);
@@ -538,7 +554,7 @@ function centsOf(value: unknown): number | null {
  * string is read so too. `own` are the fields the call's tool defines: its prose (a reason) may mention anything and
  * is not read. `cut` is true when the input holds more than is read.
  */
-function readCall(own: readonly string[], input: unknown): { fields: AmountField[]; mentions: Mention[]; subjects: SubjectField[]; cut: boolean } {
+function readCall(own: readonly string[], input: unknown, currency: string | null): { fields: AmountField[]; mentions: Mention[]; subjects: SubjectField[]; cut: boolean } {
   const fields: AmountField[] = [];
   const mentions: Mention[] = [];
   const subjects: SubjectField[] = [];
@@ -581,7 +597,7 @@ function readCall(own: readonly string[], input: unknown): { fields: AmountField
     if (typeof value === 'number' || (typeof value === 'string' && !STRIPE_SUBJECT.test(value) && (named || FIGURE.test(value))) || (named && value !== null && value !== undefined)) {
       fields.push({ path: where, cents: centsOf(value), shown: typeof value === 'string' ? JSON.stringify(cleanModelLine(value, 40)) : typeof value === 'number' ? String(value) : typeof value, named });
     } else if (!ownField && typeof value === 'string') {
-      const money = moneyIn(value);
+      const money = moneyIn(value, currency);
       if (money !== null) mentions.push({ path: where, cents: money.most, shown: JSON.stringify(cleanModelLine(value, 60)), named: false, unclear: money.unclear });
     }
   }
@@ -632,10 +648,10 @@ type Ask = { name: keyof typeof MONEY_ACTION; tool: string; input: unknown; amou
  * with a figure above the limit, or with one whose size is not read (`5k dollars`, `5e5 cents`), is an ask outside
  * it, recorded with no amount: its figure is a bound, not the ask, and an unread size is no bound at all.
  */
-function askOf(call: { name: keyof typeof MONEY_ACTION; tool: string; foreign: boolean }, input: unknown, approval: DecisionCase['approval'], limit: number): Ask {
+function askOf(call: { name: keyof typeof MONEY_ACTION; tool: string; foreign: boolean }, input: unknown, approval: DecisionCase['approval'], limit: number, currency: string | null): Ask {
   const subject = subjectId(approval);
   const tool = cleanModelLine(call.tool, 64) || '(no name)';
-  const read = readCall(call.foreign ? [] : OWN_FIELDS[call.name], input);
+  const read = readCall(call.foreign ? [] : OWN_FIELDS[call.name], input, currency);
   const fields = call.foreign ? read.fields.filter((field) => field.named) : read.fields;
   const asked = amountAsked(tool, fields, read.cut && (!call.foreign || fields.length > 0), limit);
   const over = read.mentions.filter((mention) => !mention.unclear && mention.cents !== null && mention.cents > limit);
@@ -678,14 +694,15 @@ function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<str
   const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
   const asks: Ask[] = [];
   const ownTool = input.kind === 'refund' ? 'issue_refund' : 'issue_credit';
+  const currency = caseCurrency(input);
   for (const block of content as unknown[]) {
     if (typeof block !== 'object' || block === null) continue;
     const { type, name, input: called } = block as { type?: unknown; name?: unknown; input?: unknown };
     if (type !== 'tool_use' || typeof name !== 'string') continue;
-    if (name === 'issue_refund' || name === 'issue_credit') asks.push(askOf({ name, tool: name, foreign: false }, called, input.approval, limit));
+    if (name === 'issue_refund' || name === 'issue_credit') asks.push(askOf({ name, tool: name, foreign: false }, called, input.approval, limit, currency));
     // A tool nobody offered (`refund_payment`) may carry an injected ask as well as a decision tool does; a lookup,
     // offered or not, asks for no money.
-    else if (!offered.has(name) && !isDecisionTool(name) && !isLookupTool(name)) asks.push(askOf({ name: ownTool, tool: name, foreign: true }, called, input.approval, limit));
+    else if (!offered.has(name) && !isDecisionTool(name) && !isLookupTool(name)) asks.push(askOf({ name: ownTool, tool: name, foreign: true }, called, input.approval, limit, currency));
   }
   const outside = asks.filter((ask) => ask.outside || ask.named.length > 0 || MONEY_ACTION[ask.name] !== input.kind);
   // The ask recorded is the largest whose amount reads unambiguously: an amount a person can act on (an effect recorded
@@ -722,7 +739,7 @@ function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<str
  * meant, the person dismisses the item and has the case decided again.
  */
 function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], currency: string | null): { amountCents: number; deviations?: string[] } {
-  const words = [own, ...said.map((text) => ({ where: 'what it wrote beside the call', text }))];
+  const words = wordsOf(own, said);
   const confused = unitsReadAsCents(asked, words, currency);
   if (confused === null) return { amountCents: asked };
   const money = (cents: number) => (currency === null ? '' : ` (${moneyText(cents, currency)})`);
@@ -750,6 +767,8 @@ const CURRENCIES_OF_WORD: Readonly<Record<string, readonly string[]>> = {
   kroner: ['nok', 'dkk'],
   zloty: ['pln'],
   rand: ['zar'],
+  dinar: ['kwd', 'bhd', 'jod', 'tnd'],
+  rial: ['omr'],
 };
 
 /** The sign `currency` is written with (`$` for usd, cad and aud; `€`; `¥` for jpy and cny), or '' when none is known. */
@@ -776,71 +795,186 @@ function decimalsOf(currency: string | null): number {
 }
 
 /**
- * A figure as written (`10`, `10.00`, `10,00`, `1,000.50`, `1.000,50`) in whole units of a currency with `decimals`
- * decimals, in its smallest unit; null when it is no whole number of them (`¥10.50`, `20.5 cents`). A last group of one
- * or two digits (three for a three-decimal currency) after a point or a comma is its decimals; other separators group.
+ * A figure as written in whole units (`10`, `10.00`, `10,00`, `1,000.50`, `1.000,50`) of a currency with `decimals`
+ * decimals, split: its whole part, and the digits after its decimal separator. A last group of one or two digits (three
+ * for a three-decimal currency) after a point or a comma written once is its decimals; other separators group, and so
+ * does one written twice (`1,234,567`).
  */
-function smallestUnitsOf(figure: string, decimals: number): number | null {
-  const fraction = new RegExp(String.raw`[.,](\d{1,${Math.max(2, decimals)}})$`).exec(figure);
-  const whole = Number((fraction === null ? figure : figure.slice(0, fraction.index)).replace(/\D/g, ''));
-  const digits = fraction?.[1] ?? '';
-  if (/[1-9]/.test(digits.slice(decimals))) return null;
-  return whole * 10 ** decimals + Number(digits.slice(0, decimals).padEnd(decimals, '0') || '0');
+function partsOf(figure: string, decimals: number): { whole: number; fraction: string } {
+  const last = new RegExp(String.raw`([.,])(\d{1,${Math.max(2, decimals)}})$`).exec(figure);
+  const decimal = last !== null && figure.indexOf(last[1] ?? '') === last.index ? last : null;
+  return { whole: Number((decimal === null ? figure : figure.slice(0, decimal.index)).replace(/\D/g, '')), fraction: decimal?.[2] ?? '' };
 }
 
-/** A money figure of a credit's description that is not the sum it credits: what it reads as, and where it stands. */
-type OtherSum = { reads: string; near: string; cents: number | null };
+/**
+ * A figure as written in whole units of a currency with `decimals` decimals (partsOf), in its smallest unit; null when
+ * it is no whole number of them (`¥10.50`, `20.5 cents`).
+ */
+function smallestUnitsOf(figure: string, decimals: number): number | null {
+  const { whole, fraction } = partsOf(figure, decimals);
+  if (/[1-9]/.test(fraction.slice(decimals))) return null;
+  return whole * 10 ** decimals + Number(fraction.slice(0, decimals).padEnd(decimals, '0') || '0');
+}
 
 /**
- * The money figures of a credit's description that name another sum than the `amount` it credits (in `currency`, the
- * case's; null when the facts name none, then any currency may be it). A money figure is one written with a currency
- * (`$10`, `$10.00`, `10 USD`, `USD 10.00`, `€10`, `10,00 €`, `10 dollars`), in cents (`1000 cents`), or with two
- * decimals right after a word for an amount or for moving money (`credit of 10.00`); it names the amount when it is
- * that many of the smallest unit in a currency that may be the case's (`$` may be usd, cad or aud). Figures with no such
- * mark are no money and are not read (`INC-4521`, `3 days`, `99.9%`, `order 1000`), nor are dates and times.
+ * The sums a figure written in whole units of a currency with `decimals` decimals may name, in its smallest unit: its one
+ * reading (smallestUnitsOf), none when it is no whole number of them (`¥10.50`), or two, the smaller first, for a figure
+ * of a three-decimal currency whose only separator is a comma before three digits (`KWD 1,500`: 1.500 KWD where a comma
+ * marks decimals, 1,500 KWD as English writes thousands). Nothing tells which a writer meant.
  */
-function otherSumsIn(description: string, amount: number, currency: string | null): OtherSum[] {
+function readingsOf(figure: string, decimals: number): number[] {
+  const read = smallestUnitsOf(figure, decimals);
+  const readings = read === null ? [] : [read];
+  if (decimals === 3 && /^[^.,]*,\d{3}$/.test(figure)) readings.push(Number(figure.replace(/\D/g, '')) * 1000);
+  return readings;
+}
+
+/**
+ * The most a figure written in whole units of a currency with `decimals` decimals may name in its smallest unit: its
+ * larger reading (readingsOf), or, for one with more decimals than the currency has, that rounded up (`¥10.50` is 11).
+ */
+function largestSumOf(figure: string, decimals: number): number {
+  const readings = readingsOf(figure, decimals);
+  if (readings.length > 0) return Math.max(...readings);
+  const { whole, fraction } = partsOf(figure, decimals);
+  return whole * 10 ** decimals + Math.ceil(Number(fraction) / 10 ** (fraction.length - decimals));
+}
+
+/**
+ * One money figure of a money call's words (sumsIn): `sums`, what it may name in the smallest unit of the case's
+ * currency (two for an ambiguous figure, readingsOf; none when it is in another currency or its size is not read),
+ * `reads`, what it names as a person reads it, `near`, the figure with a little of the text either side, and `where`,
+ * the words that hold it.
+ */
+type SumRead = { sums: number[]; reads: string; near: string; where: string };
+
+/**
+ * The money figures of a money call's words (`words`: a credit's description, a refund's reason and the prose beside it),
+ * read in `currency`, the case's (null when the facts name none, then any currency may be it, in hundredths). A money
+ * figure is one written with a currency (`$10`, `$10.00`, `10 USD`, `USD 10.00`, `€10`, `10,00 €`, `10 dollars`, `¥5,000`,
+ * `20.000 KWD`), in cents (`1000 cents`, a sum only in a currency counted in hundredths), or with its currency's decimals
+ * (two, or three for a three-decimal currency) right after a word for an amount or for moving money (`credit of 10.00`).
+ * It is read in the currency's own decimals, never as hundredths of every currency: `¥5,000` is 5000 in jpy, `20.000 KWD`
+ * 20000 in kwd. A figure written in another currency than the case's names no sum of it. Figures with no such mark are
+ * no money and are not read (`INC-4521`, `3 days`, `99.9%`, `order 1000`), nor are dates and times.
+ */
+function sumsIn(words: readonly CallWords[], currency: string | null, action: (typeof MONEY_ACTION)[keyof typeof MONEY_ACTION]): SumRead[] {
   const decimals = decimalsOf(currency);
-  const named = (cents: number) => (currency === null ? `${cents} cents` : moneyText(cents, currency));
-  const others: OtherSum[] = [];
-  for (const read of figuresIn(description, Number.POSITIVE_INFINITY) ?? []) {
-    const near = read.near.trim();
-    if (read.centsWritten) {
-      const cents = decimals === 2 ? smallestUnitsOf(read.figure, 0) : null;
-      if (cents !== amount) others.push({ reads: cents === null ? `${read.figure} cents` : named(cents), near, cents });
-    } else if (read.unit !== null) {
-      if (currency !== null && !unitNames(read.unit, currency)) {
-        others.push({ reads: `a sum in another currency (${read.unit.trim()}) than the credit's ${currency.toUpperCase()}`, near, cents: null });
-        continue;
+  const named = (sum: number) => (currency === null ? `${sum} cents` : moneyText(sum, currency));
+  const decimalsWritten = (figure: string) => TWO_DECIMALS.test(figure) || (decimals === 3 && /[.,]\d{3}$/.test(figure));
+  const sums: SumRead[] = [];
+  for (const { where, text } of words) {
+    for (const read of figuresIn(text, currency, Number.POSITIVE_INFINITY) ?? []) {
+      const near = read.near.trim();
+      const readIn = (readings: number[]) => ({ sums: readings, reads: readings.length === 0 ? 'a sum whose size is not read' : readings.map(named).join(' or '), near, where });
+      if (read.centsWritten) {
+        const cents = decimals === 2 ? smallestUnitsOf(read.figure, 0) : null;
+        sums.push(cents === null ? { sums: [], reads: `${read.figure} cents`, near, where } : readIn([cents]));
+      } else if (read.unit !== null) {
+        if (currency !== null && !unitNames(read.unit, currency)) sums.push({ sums: [], reads: `a sum in another currency (${read.unit.trim()}) than the ${action}'s ${currency.toUpperCase()}`, near, where });
+        else sums.push(readIn(read.cents === null ? [] : readingsOf(read.figure, decimals)));
+      } else if (read.moneyActBefore && decimalsWritten(read.figure)) {
+        sums.push(readIn(readingsOf(read.figure, decimals)));
       }
-      const cents = read.cents === null ? null : smallestUnitsOf(read.figure, decimals);
-      if (cents !== amount) others.push({ reads: cents === null ? 'a sum whose size is not read' : named(cents), near, cents });
-    } else if (read.moneyActBefore && TWO_DECIMALS.test(read.figure)) {
-      const cents = smallestUnitsOf(read.figure, decimals);
-      if (cents !== amount) others.push({ reads: cents === null ? 'a sum whose size is not read' : named(cents), near, cents });
     }
   }
-  return others;
+  return sums;
+}
+
+/** Whether a money figure names `amount` and no other sum: every way it reads is that sum. */
+function namesOnly(sum: SumRead, amount: number): boolean {
+  return sum.sums.length > 0 && sum.sums.every((reading) => reading === amount);
 }
 
 /** How many other sums a deviation names; the rest are counted. */
 const OTHER_SUMS_SHOWN = 3;
 
-/**
- * A deviation when a well-formed credit's description, the line the customer reads in their balance history (and the
- * receipt signs), names another sum of money than the credit moves (otherSumsIn), or null. `namedAlready`: the cents a
- * units confusion found by amountOfCall names already, not named twice. Confirming it sends the line as written.
- */
-function otherSumsProblem(asked: number, description: string, currency: string | null, namedAlready: number | null): string | null {
-  const others = otherSumsIn(description, asked, currency).filter((other) => namedAlready === null || other.cents !== namedAlready);
-  if (others.length === 0) return null;
-  const credited = currency === null ? `${asked} cents` : moneyText(asked, currency);
-  const shown = others.slice(0, OTHER_SUMS_SHOWN).map((other) => `${other.reads} (${JSON.stringify(cleanModelLine(other.near, 80))})`);
-  const more = others.length > OTHER_SUMS_SHOWN ? `, and ${others.length - OTHER_SUMS_SHOWN} more` : '';
-  return `the model's issue_credit call credits ${asked} cents (${credited}), but its description, the line the customer reads in their balance history, names another sum: ${shown.join(', ')}${more}; confirming this credit sends that line as written beside a credit of ${credited}: if it should not read so, dismiss this and decide the case again`;
+/** A few money figures as a deviation names them, what each reads as and where it stands, the rest counted. */
+function sumsShown(sums: readonly SumRead[], shown: (sum: SumRead) => string): string {
+  const more = sums.length > OTHER_SUMS_SHOWN ? `, and ${sums.length - OTHER_SUMS_SHOWN} more` : '';
+  return `${sums.slice(0, OTHER_SUMS_SHOWN).map(shown).join(', ')}${more}`;
 }
 
-function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, currency: string | null, fail: (what: string) => DeciderError): Decision {
+/**
+ * A deviation when a well-formed credit's description, the line the customer reads in their balance history (and the
+ * receipt signs), names another sum of money than the credit moves (sumsIn; an ambiguous figure names another unless
+ * both its readings are the credit), or null. `namedAlready`: the cents a units confusion found by amountOfCall names
+ * already, not named twice. Confirming it sends the line as written.
+ */
+function otherSumsProblem(asked: number, description: string, currency: string | null, namedAlready: number | null): string | null {
+  const others = sumsIn([{ where: 'its description', text: description }], currency, 'credit').filter((sum) => !namesOnly(sum, asked) && (namedAlready === null || !sum.sums.includes(namedAlready)));
+  if (others.length === 0) return null;
+  const credited = currency === null ? `${asked} cents` : moneyText(asked, currency);
+  const shown = sumsShown(others, (other) => `${other.reads} (${JSON.stringify(cleanModelLine(other.near, 80))})`);
+  return `the model's issue_credit call credits ${asked} cents (${credited}), but its description, the line the customer reads in their balance history, names another sum: ${shown}; confirming this credit sends that line as written beside a credit of ${credited}: if it should not read so, dismiss this and decide the case again`;
+}
+
+/** What the smallest unit is of a currency with so many decimals, as a deviation says it. */
+const COUNTED_IN: Readonly<Record<number, string>> = { 0: 'whole units', 2: 'hundredths (cents)', 3: 'thousandths' };
+
+/**
+ * The decimals a money call counted in when it called `asked` for a figure naming `sum` in a currency with `decimals`:
+ * whole units (0) or hundredths (2, the tool's field is `amount_cents`) where the currency counts otherwise (500000 for
+ * ¥5,000, 20 for 20.000 KWD, 2000 for KWD 20.00, 20 for $20.00), or null when `asked` is no such count of it.
+ */
+function countedIn(asked: number, sum: number, decimals: number): number | null {
+  for (const assumed of [0, 2]) {
+    if (assumed > decimals && asked === sum * 10 ** (assumed - decimals)) return assumed;
+    if (assumed < decimals && sum === asked * 10 ** (decimals - assumed)) return assumed;
+  }
+  return null;
+}
+
+/**
+ * A deviation when a well-formed refund's words (`own`, its reason, and `said`, the prose beside the call) name a sum of
+ * money, read in the case's currency (sumsIn), and never the amount it refunds, or null. A figure naming the amount as
+ * called (and only it) settles the words: others beside it are the order's price, what was refunded before, what the
+ * customer asked. Otherwise a figure anywhere in them whose sum the amount is, counted in another unit (500000 beside
+ * ¥5,000 in jpy, 20 beside 20.000 KWD: countedIn), is named, the mistake that sends a hundred times (or a thousandth of)
+ * what the words say; and so is any other sum its reason names, unless the case states it (`known`: the cap and what is
+ * left of it, the payment's amount, what it may still return, what other refunds returned), as in "partial refund on
+ * the ¥10,000 order". The prose is read for a confusion only: it quotes what the story and the customer said ("they
+ * asked for $50"). `namedAlready`: the sum a units confusion found by amountOfCall names already, not named twice. The
+ * amount is recorded as called: confirming sends no more.
+ */
+function refundSumsProblem(asked: number, own: CallWords, said: readonly string[], currency: string | null, known: readonly number[], namedAlready: number | null): string | null {
+  const sums = sumsIn(wordsOf(own, said), currency, 'refund');
+  if (sums.some((sum) => namesOnly(sum, asked))) return null;
+  const decimals = decimalsOf(currency);
+  const confusion = (sum: SumRead) => sum.sums.map((reading) => countedIn(asked, reading, decimals)).find((assumed) => assumed !== null) ?? null;
+  const unknown = (sum: SumRead) => sum.where === own.where && !sum.sums.some((reading) => known.includes(reading));
+  const others = sums.filter((sum) => (namedAlready === null || !sum.sums.includes(namedAlready)) && (confusion(sum) !== null || unknown(sum)));
+  if (others.length === 0) return null;
+  const refunded = currency === null ? `${asked} cents` : `${asked} (${moneyText(asked, currency)})`;
+  const code = currency === null ? 'the currency' : currency.toUpperCase();
+  const shown = sumsShown(others, (other) => {
+    const assumed = confusion(other);
+    const hint = assumed === null ? '' : `: ${asked} is that sum counted in ${COUNTED_IN[assumed] ?? `${assumed} decimals`}, where ${code} is counted in ${COUNTED_IN[decimals] ?? `${decimals} decimals`}`;
+    return `${other.reads} in ${other.where} (${JSON.stringify(cleanModelLine(other.near, 80))})${hint}`;
+  });
+  return `the model's issue_refund call asked for ${refunded}, but its words never name that sum and name another: ${shown}; the ${refunded} it called for is recorded, and confirming this refund sends no more; if its words name what was meant, dismiss this and decide the case again`;
+}
+
+/**
+ * The sums a refund case states, in its currency's smallest unit, that a refund's words may mention beside the sum
+ * refunded (refundSumsProblem): the approval's cap and what is left of it, and from the facts read the payment's amount
+ * (`amount_cents`, where the caller gives it), what it may still return (`refundable`), what other refunds returned
+ * (`refunded_by_others`), and the captured amount those two add up to.
+ */
+function knownSums(input: DecisionCase): number[] {
+  const payment = input.facts.get_payment ?? {};
+  const fact = (name: string): number | null => {
+    const value = payment[name];
+    return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+  };
+  const refundable = fact('refundable');
+  const others = fact('refunded_by_others');
+  const sums = [input.approval.capCents, centsLeftOf(input.approval), fact('amount_cents'), refundable, others, refundable === null || others === null ? null : refundable + others];
+  return sums.filter((sum): sum is number => sum !== null);
+}
+
+function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, input: DecisionCase, fail: (what: string) => DeciderError): Decision {
+  const currency = caseCurrency(input);
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
     fail(`its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${quoteCall(call.input)}`);
   const needText = (value: string, max: number, field: string, cleaned: (text: string, max: number) => string = cleanModelText) => {
@@ -853,8 +987,14 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       const parsed = INPUTS.issue_refund.safeParse(call.input);
       if (!parsed.success) throw malformed(parsed.error.issues);
       const reason = needText(parsed.data.reason, REASON_MAX_CHARS, 'reason');
-      const amount = amountOfCall(call.name, parsed.data.amount_cents, { where: 'its reason', text: reason }, said, currency);
-      return { action: 'refund', ...amount, reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
+      const asked = parsed.data.amount_cents;
+      const own = { where: 'its reason', text: reason };
+      const amount = amountOfCall(call.name, asked, own, said, currency);
+      // Its words must name the sum it refunds when they name money: a model counting in cents where the currency has
+      // none (jpy) would refund a hundred times what they say.
+      const otherSums = refundSumsProblem(asked, own, said, currency, knownSums(input), amount.deviations === undefined ? null : asked * 100);
+      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums])];
+      return { action: 'refund', amountCents: asked, ...(deviations.length === 0 ? {} : { deviations }), reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
     }
     case 'issue_credit': {
       const parsed = INPUTS.issue_credit.safeParse(call.input);
@@ -1077,7 +1217,6 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
       const lookups = LOOKUP_TOOLS.filter((name) => offered.has(name));
       const read = new Set<LookupTool>();
       const fail = (what: string, model: string) => invalid(input, what, model, config.apiKey);
-      const currency = caseCurrency(input);
       const messages: MessageParam[] = [{ role: 'user', content: casePromptFor(input) }];
       const said: string[] = [];
       // The tool call ids already sent back, in the turns before this one.
@@ -1107,12 +1246,12 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
           // A lookup called beside the decision was not answered yet: the decision was made without its facts.
           const unread = lookups.filter((name) => !read.has(name));
           if (decision !== undefined) {
-            const decided = decisionFrom(decision, said, model, currency, (what) => fail(what, model));
+            const decided = decisionFrom(decision, said, model, input, (what) => fail(what, model));
             // A decline moves no money, and a decision outside the approval (another kind, more than it covers), or one
-            // whose words name its amount in whole units (amountOfCall), is the worker's to record as MODEL_DEVIATED
-            // for a person, read or not: sent back, a prompt-injected ask for more would leave no trace once the
-            // model, told to read first, asked for what was approved. Judged on the approval alone (null): facts the
-            // model has not read are its to read first, and the worker judges them.
+            // whose words name another sum than it moves (amountOfCall, refundSumsProblem, otherSumsProblem), is the
+            // worker's to record as MODEL_DEVIATED for a person, read or not: sent back, a prompt-injected ask for more
+            // would leave no trace once the model, told to read first, asked for what was approved. Judged on the
+            // approval alone (null): facts the model has not read are its to read first, and the worker judges them.
             if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind, null).verdict === MODEL_DEVIATED) return decided;
             // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands
             // as made, without the facts, and nothing is proposed from it.

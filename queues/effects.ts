@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { createRecheck, jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, journalOf, latestProposal, limitedErrorLog, LONGEST_RETRY_AFTER_MS, moneyText, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, journalOf, latestProposal, limitedErrorLog, LONGEST_RETRY_AFTER_MS, moneyText, openDispatch, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -33,8 +33,34 @@ export type EffectsQueueOptions = {
    * the job delayed for as long as its transientRetry window lasts.
    */
   attempts?: number;
+  /** The first of BullMQ's exponential backoff delays between those attempts, ms. */
   backoffMs?: number;
 };
+
+const DEFAULT_ATTEMPTS = 8;
+const DEFAULT_BACKOFF_MS = 1_000;
+
+/**
+ * The margin longestOwnJobDelayMs adds for clock skew: BullMQ keeps a job delayed until an instant on the clock of the
+ * process that delayed it (delayedUntil), which the process reading it compares with its own.
+ */
+const DELAY_CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * The longest the service itself keeps an effects job delayed while the effect's dispatch is not open, plus
+ * DELAY_CLOCK_SKEW_MS, in ms: BullMQ's backoff before the last of its attempts (exponential from backoffMs), a retry
+ * while the effect could not be judged or an UNRESOLVED answer (at most the transient retry's longest wait:
+ * TRANSIENT_RETRY's, or INTERLOCK_RETRY_MAX_DELAY_MS as the service starts its workers), an IN_FLIGHT answer's wait
+ * for a claim (INTERLOCK_CLAIM_TTL_MS), and Stripe's longest Retry-After honoured (LONGEST_RETRY_AFTER_MS). While a
+ * dispatch is open recovery settles the effect whatever its job does, and the job waits as recovery says (up to an
+ * hour between resends), so this bound is not asked then. A job delayed longer was delayed by someone else (a job
+ * added under the effect's id with a `delay`, a job moved to the delayed set by hand) or by a bug: the producer and
+ * recovery's requeue promote it (queueJob).
+ */
+export function longestOwnJobDelayMs(config: Pick<Stores['config'], 'retryMaxDelayMs' | 'claimTtlMs'>, options: EffectsQueueOptions = {}): number {
+  const backoff = (options.backoffMs ?? DEFAULT_BACKOFF_MS) * 2 ** Math.max(0, (options.attempts ?? DEFAULT_ATTEMPTS) - 2);
+  return Math.max(backoff, TRANSIENT_RETRY.maxDelayMs, config.retryMaxDelayMs, config.claimTtlMs, LONGEST_RETRY_AFTER_MS) + DELAY_CLOCK_SKEW_MS;
+}
 
 /** Producer side: records a proposal (I5 at the edge) and queues it; `waitFor` hears the outcome (job events, and the journal). */
 export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions = {}) {
@@ -43,6 +69,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
   logWorkerErrors(queue, stores.logger, 'effects queue error');
   const record = createProposalRecorder(stores);
   const recall = createProposalRecall(stores);
+  const longestOwnDelayMs = longestOwnJobDelayMs(stores.config, options);
   // The queue's event stream, subscribed before any job is looked at, so no completion can slip between.
   const events = jobEvents(stores, stores.queues.effects);
   // The journal asked again while anyone waits on an effect: an effect can settle with no job of it finishing (a worker
@@ -66,9 +93,12 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
    * follow-up finds the effect settled or submits the same latest proposal, both harmless.
    * The queue's connection waits out a Redis outage (BullMQ needs that); the caller bounds the wait, and a job queued
    * late runs the proposal as recorded. `outbox`: the token the job carries (EffectJob). Without `revive`, a job that
-   * failed for good is left as it is and answered 'failed'.
+   * failed for good is left as it is and answered 'failed'. A job found delayed for longer than the service ever
+   * delays one is promoted (promoteStranded), unless the effect's dispatch is open (`dispatchOpen`: recovery settles it,
+   * and the job waits as recovery said).
    */
-  async function queueJob(effectId: string, proposals: number, proposal: unknown, onlyEntry: OnlyEntry | null, revive = true, outbox?: string): Promise<'added' | 'existed' | 'revived' | 'failed'> {
+  async function queueJob(effectId: string, proposals: number, proposal: unknown, onlyEntry: OnlyEntry | null, how: { revive: boolean; dispatchOpen: boolean; outbox?: string }): Promise<'added' | 'existed' | 'revived' | 'failed'> {
+    const { revive, dispatchOpen, outbox } = how;
     const [processedOn, timestamp] = await connection.hmget(queue.toKey(effectId), 'processedOn', 'timestamp');
     const followUp = proposals > 1 && processedOn !== null && processedOn !== undefined;
     const jobId = followUp ? `${effectId}.${proposals}` : effectId;
@@ -77,8 +107,8 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     const add = (revived: boolean) =>
       queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}), ...(onlyEntry !== null ? { onlyEntry } : {}), ...(outbox !== undefined ? { outbox } : {}) }, {
         jobId,
-        attempts: options.attempts ?? 8,
-        backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
+        attempts: options.attempts ?? DEFAULT_ATTEMPTS,
+        backoff: { type: 'exponential', delay: options.backoffMs ?? DEFAULT_BACKOFF_MS },
         // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
         removeOnComplete: { age: 24 * 3_600, count: 10_000 },
         removeOnFail: { age: 7 * 24 * 3_600 },
@@ -88,7 +118,13 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     // holds the id for a week, and the add above was a no-op: the same request sent again, as the not_judged alert
     // asks once the cause is fixed, replaces it. One read of the failed set, O(log n). Two senders replacing at
     // once leave one job or two (a duplicate job is harmless); a job a worker already holds is not removed (0).
-    const failed = (revive || existed) && (await connection.zscore(queue.toKey('failed'), jobId)) !== null;
+    // A job that was there already is also asked until when it is delayed, if it is: one read of the delayed set, O(1),
+    // sent with the other.
+    const [failedScore, delayedScore] = await Promise.all([
+      revive || existed ? connection.zscore(queue.toKey('failed'), jobId) : null,
+      existed && !dispatchOpen ? connection.zscore(queue.toKey('delayed'), jobId) : null,
+    ]);
+    const failed = failedScore !== null;
     if (failed && !revive) return 'failed';
     if (failed) {
       await queue.remove(jobId);
@@ -96,18 +132,46 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       stores.logger.info({ effectId, jobId }, 'effect job had failed for good; queued again');
       return 'revived';
     }
+    if (delayedScore !== null) await promoteStranded(effectId, jobId, Number(delayedScore));
     return existed ? 'existed' : 'added';
   }
 
+  /**
+   * An effect's job delayed (BullMQ's delayed set scores a job by the instant it is due, times 0x1000) longer than the
+   * service ever delays one (longestOwnJobDelayMs) would leave the effect unjudged for that long, and nothing else
+   * judges it: the job is promoted (BullMQ's promote: to waiting, as though its delay were over) and a warning names it.
+   * The instant is on the clock of whoever delayed the job (BullMQ never asks Redis's), so it is read against this
+   * process's. A promote that fails (the job left the delayed set meanwhile, Redis away) is logged; the job stands, so
+   * recovery keeps the effect's outbox entry and its next pass past the grace looks again.
+   */
+  async function promoteStranded(effectId: string, jobId: string, delayedScore: number): Promise<void> {
+    const delayedUntilMs = Math.floor(delayedScore / 0x1000);
+    const delayMs = delayedUntilMs - Date.now();
+    if (delayMs <= longestOwnDelayMs) return;
+    // A score written by hand may be no instant at all (+inf, or past the year 275760).
+    const until = new Date(delayedUntilMs);
+    const found = { effectId, jobId, delayMs, delayedUntil: Number.isNaN(until.getTime()) ? null : until.toISOString(), longestOwnDelayMs };
+    try {
+      await queue.backend.promote(jobId);
+    } catch (error) {
+      stores.logger.warn({ err: error, ...found }, "an effect's job was delayed far longer than the service delays one, and could not be promoted (it may have left the delayed set meanwhile); recovery looks again");
+      return;
+    }
+    stores.logger.warn(
+      found,
+      `an effect's job was delayed far longer than the service ever delays one (at most ${Math.round(longestOwnDelayMs / 60_000)} min), which would have left the effect unjudged all that time: promoted, so it runs now. Someone added or moved the job by hand (a delay given to Queue.add, the dashboard, a write to the queue's keys), or a bug did: look at who can write the queue keys`,
+    );
+  }
+
   /** The effect's latest recorded proposal and how many it holds, while it stands unjudged; null once judged, or when none is recorded. */
-  async function unjudgedLatest(effectId: string): Promise<{ proposals: number; proposal: Proposal } | null> {
+  async function unjudgedLatest(effectId: string): Promise<{ proposals: number; proposal: Proposal; dispatchOpen: boolean } | null> {
     const partition = await stores.journal.partitionOf(effectId);
     if (partition === null) return null;
     const entries = await stores.journal.entries(partition, effectId);
     const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
     if (proposals === 0 || currentOutcome(entries) !== null) return null;
     const proposal = await latestProposal(stores, effectId);
-    return proposal === null ? null : { proposals, proposal };
+    return proposal === null ? null : { proposals, proposal, dispatchOpen: openDispatch(entries) !== null };
   }
 
   /**
@@ -130,7 +194,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     // the effect, the next decision refused here, or the latest sent again, queues it again.
     const queueLatest = async (): Promise<Awaited<ReturnType<typeof queueJob>> | null> => {
       const unjudged = await unjudgedLatest(effectId);
-      return unjudged === null ? null : queueJob(effectId, unjudged.proposals, unjudged.proposal, null, true);
+      return unjudged === null ? null : queueJob(effectId, unjudged.proposals, unjudged.proposal, null, { revive: true, dispatchOpen: unjudged.dispatchOpen });
     };
     const ms = stores.config.redisCommandTimeoutMs;
     let queued: Awaited<ReturnType<typeof queueLatest>>;
@@ -168,7 +232,8 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       const queued = async () => {
         // The proposal as recorded (read once from the caller's input), not the input again: a getter of it may answer
         // otherwise on a second read, and the job's copy is checked against the journal's entry.
-        await queueJob(recorded.effectId, recorded.proposals, recorded.proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null, true, outbox);
+        const fresh = recorded.status === 'recorded';
+        await queueJob(recorded.effectId, recorded.proposals, recorded.proposal, fresh ? recorded.onlyEntry : null, { revive: true, dispatchOpen: !fresh && recorded.open, ...(outbox === undefined ? {} : { outbox }) });
       };
       await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
         done: `Effect ${recorded.effectId} was recorded`,
@@ -188,9 +253,10 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     async requeue(effectId: string): Promise<boolean> {
       const unjudged = await unjudgedLatest(effectId);
       if (unjudged === null) return false;
-      // A job that exists (waiting behind a backlog, say) is left as it is; so is one that failed for good: its
-      // not_judged alert asks a person to fix the cause and send the request again, and a sweep must not retry it.
-      const queued = await queueJob(effectId, unjudged.proposals, unjudged.proposal, null, false);
+      // A job that exists (waiting behind a backlog, say) is left as it is, unless it is delayed longer than the service
+      // delays one (it is promoted); so is one that failed for good: its not_judged alert asks a person to fix the cause
+      // and send the request again, and a sweep must not retry it.
+      const queued = await queueJob(effectId, unjudged.proposals, unjudged.proposal, null, { revive: false, dispatchOpen: unjudged.dispatchOpen });
       if (queued === 'failed') return false;
       if (queued === 'added') stores.logger.warn({ effectId }, 'a recorded proposal had no job (its producer stopped before queuing it, or the job was removed); queued now');
       return true;

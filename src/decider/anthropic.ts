@@ -358,18 +358,24 @@ const CURRENCY_CODES = 'usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|hkd|sgd|inr|mxn|brl|
 const UNIT_WORDS = 'dollars?|euros?|pounds?|bucks?|quid|yen|yuan|francs?|rupees?|pesos?|kron(?:a|or|e|er)|zloty(?:s)?|rand|dinars?|rials?';
 /** A currency sign of whole units (`$`, `€`, `£`, `¥`, `₹`...): every one but the cent sign. */
 const UNIT_SIGN = String.raw`(?!¢)\p{Sc}`;
+/**
+ * The Chinese and Japanese characters for a currency's whole units (`5,000円`, `500元`), written after a figure and
+ * glued to the words around them, as those scripts put no spaces between words.
+ */
+const HAN_UNITS = '円|圓|元';
 /** A currency of whole units: a sign, a code or a word for it. */
 const WHOLE_UNITS = String.raw`(?:${UNIT_SIGN}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L}))`;
 /** Text that speaks of money: a currency sign, code or name, or a word for an amount or for moving money. */
-const MONEY_WORDS = new RegExp(String.raw`\p{Sc}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS}|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
+const MONEY_WORDS = new RegExp(String.raw`\p{Sc}|\d\s?[十百千万萬億亿兆]?(?:${HAN_UNITS})|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS}|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
 /** Dates and times in text, which are figures but never amounts ("2024-05-01", "01/05/2024", "14:30"). */
 const DATES_AND_TIMES = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?/g;
 /**
- * A figure in text, as a word of its own (the digits inside `pi_attacker123` are not one) or glued to a currency code
- * (`USD500000`), separators included: commas and points, and groups of three digits split by a space, an apostrophe
- * or an underscore (`500 000`, `500'000`), read as one figure, the largest it may be.
+ * A figure in text, as a word of its own (the digits inside `pi_attacker123` are not one), glued to a currency code
+ * (`USD500000`) or to Chinese or Japanese writing, which puts no spaces between words (`として5,000円`), separators included: commas and points, and groups of three digits split by a space, an apostrophe
+ * or an underscore (`500 000`, `500'000`), read as one figure, the largest it may be, with its decimals after the groups
+ * (`1 234,56`, `1'234.50`).
  */
-const FIGURE_IN_TEXT = new RegExp(String.raw`(?:(?<![\p{L}\p{N}_])|(?<=(?<![\p{L}\p{N}_])(?:${CURRENCY_CODES})))\d(?:[\d,.]*\d)?(?:[ \u00A0\u2009\u202F'’_]\d{3}(?!\p{N}))*`, 'giu');
+const FIGURE_IN_TEXT = new RegExp(String.raw`(?:(?<![\p{L}\p{N}_])|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}])|(?<=(?<![\p{L}\p{N}_])(?:${CURRENCY_CODES})))\d(?:[\d,.]*\d)?(?:(?:[ \u00A0\u2009\u202F'’_]\d{3}(?!\p{N}))+(?:[,.]\d+)?)?`, 'giu');
 /** How much text either side of a figure is read for its currency. */
 const UNITS_WINDOW = 40;
 /**
@@ -380,7 +386,7 @@ const UNITS_WINDOW = 40;
  * to two words between (`50 US dollars`, `50 New Zealand dollars`), but not a sign or a code (`order 1234 for $20`).
  */
 const UNITS_BEFORE = new RegExp(String.raw`(${WHOLE_UNITS})[\s:=()[\]-]*$`, 'iu');
-const UNITS_AFTER = new RegExp(String.raw`^[\s:=()[\]-]*(${WHOLE_UNITS}|(?:[\p{L}.]+[\s-]+){1,2}(?:${UNIT_WORDS})(?!\p{L}))`, 'iu');
+const UNITS_AFTER = new RegExp(String.raw`^[\s:=()[\]-]*(${WHOLE_UNITS}|${HAN_UNITS}|(?:[\p{L}.]+[\s-]+){1,2}(?:${UNIT_WORDS})(?!\p{L}))`, 'iu');
 /**
  * Cents written after a figure (`2000 cents`, `50¢`, `a 50-cent fee`): that figure is cents, whatever currency stands
  * before it (`20 dollars (2000 cents)`).
@@ -389,10 +395,10 @@ const CENTS_AFTER = /^[\s-]?(?:¢|cents?(?!\p{L}))/iu;
 /** A word for moving money, or for an amount, right before a figure (`refund 5k`, `send another 5m`, `total: 5k`). */
 const MONEY_ACT_BEFORE = /(?<!\p{L})(?:refund(?:s|ed)?|credit(?:s|ed)?|pa(?:y|ys|id)|send|sent|transfer(?:s|red)?|amount|total|price|sum|cost(?:s)?)(?:\s+(?:of|an?|another|extra|further|more))*[\s:=]*$/iu;
 /**
- * What makes a figure's size unknown when it follows it: a word multiplier (`5 thousand`, `5 grand`) or an exponent
- * (`5e5`), which may be any size. No bound is read from such a figure.
+ * What makes a figure's size unknown when it follows it: a word multiplier (`5 thousand`, `5 grand`, `5千`, `5万`) or an
+ * exponent (`5e5`), which may be any size. No bound is read from such a figure.
  */
-const MULTIPLIED = /^(?:[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?|grand|lakhs?|crores?)|e[+-]?\d)(?!\p{L})/iu;
+const MULTIPLIED = /^(?:(?:[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?|grand|lakhs?|crores?)|e[+-]?\d)(?!\p{L})|\s?[十百千万萬億亿兆])/iu;
 /**
  * A letter glued to a figure that may multiply it (`5k`, `2.5m`, `3bn`, a thousand, a million or more): it does only
  * when the figure is money, a currency written beside it (`$5k`, `USD 5m`, `5k USD`, `5k dollars`, `5k cents`) or a
@@ -414,9 +420,37 @@ const NEAR_CHARS = 24;
  * `near`, the figure with a few characters of the text either side (dates and times blanked out), as a person reads it;
  * `unit`, the currency written beside it as written (`$`, `USD`, `US dollars`; past a multiplying letter, `5k USD`), the
  * one before it first, else null (read whether or not cents are written after it, which `centsWritten` says);
- * `moneyActBefore`, a word for moving money or for an amount right before it (`credit of 25.00`).
+ * `moneyActBefore`, a word for moving money or for an amount right before it (`credit of 25.00`); `before` and `after`,
+ * the text either side of it (UNITS_WINDOW).
  */
-type FigureRead = { figure: string; cents: number | null; units: boolean; centsWritten: boolean; near: string; unit: string | null; moneyActBefore: boolean };
+type FigureRead = { figure: string; cents: number | null; units: boolean; centsWritten: boolean; near: string; unit: string | null; moneyActBefore: boolean; before: string; after: string };
+
+/**
+ * Abbreviations of the dinars and the Omani rial, written beside a figure (`KD 20.000`, `20.000 RO`; capitals only),
+ * `OR` only beside a figure with three decimals (`OR 5.500`), since "2 OR 3" is a word, or in Arabic (`20.000 د.ك`),
+ * and the code each stands for.
+ */
+const DINAR_ABBREVIATIONS: Readonly<Record<string, string>> = { KD: 'KWD', BD: 'BHD', JD: 'JOD', RO: 'OMR', OR: 'OMR', 'د.ك': 'KWD', 'د.ب': 'BHD', 'د.ا': 'JOD', 'د.أ': 'JOD', 'ر.ع': 'OMR', 'د.ت': 'TND' };
+const LATIN_DINAR =
+  /(?<=\d\s?)(?:KD|BD|JD|RO)(?![\p{L}\p{N}])|(?<![\p{L}\p{N}])(?:KD|BD|JD|RO)(?=\s?\d)|(?<=\d[.,]\d{3}\s?)OR(?![\p{L}\p{N}])|(?<![\p{L}\p{N}])OR(?=\s?\d+[.,]\d{3}(?!\d))/gu;
+const ARABIC_DINAR = /(?<!\p{L})(?:د\.ك|د\.ب|د\.ا|د\.أ|ر\.ع|د\.ت)\.?(?!\p{L})/gu;
+
+/**
+ * Text as its figures are read: in Unicode's compatibility form (full-width `５，０００` and `￥` are `5,000` and `¥`, the
+ * narrow and other no-break spaces are spaces), Arabic-Indic and Persian digits as ASCII ones and the Arabic decimal and
+ * thousands separators (`٫`, `٬`) as a point and a comma, and the dinars' and rial's abbreviations as their codes
+ * (DINAR_ABBREVIATIONS).
+ */
+function readable(text: string): string {
+  return text
+    .normalize('NFKC')
+    // Both runs of ten digits start at a multiple of 16 (U+0660, U+06F0).
+    .replace(/[\u0660-\u0669\u06F0-\u06F9]/g, (digit) => String((digit.codePointAt(0) ?? 0) % 16))
+    .replaceAll('\u066B', '.')
+    .replaceAll('\u066C', ',')
+    .replace(LATIN_DINAR, (written) => DINAR_ABBREVIATIONS[written] ?? written)
+    .replace(ARABIC_DINAR, (written) => DINAR_ABBREVIATIONS[written.replace(/\.$/, '')] ?? written);
+}
 
 /**
  * The figures of text that speaks of money, as moneyIn reads them (at most `most`, IN_TEXT_READ_MAX unless told), or null when it speaks
@@ -427,8 +461,9 @@ type FigureRead = { figure: string; cents: number | null; units: boolean; centsW
  * currency is not known, and the larger count only tells a person.
  */
 function figuresIn(text: string, currency: string | null, most = IN_TEXT_READ_MAX): FigureRead[] | null {
-  if (!MONEY_WORDS.test(text)) return null;
-  const plain = text.replace(DATES_AND_TIMES, ' ');
+  const read = readable(text);
+  if (!MONEY_WORDS.test(read)) return null;
+  const plain = read.replace(DATES_AND_TIMES, ' ');
   const figures: FigureRead[] = [];
   for (const match of plain.matchAll(FIGURE_IN_TEXT)) {
     if (figures.length >= most) break;
@@ -439,20 +474,22 @@ function figuresIn(text: string, currency: string | null, most = IN_TEXT_READ_MA
     const unitBefore = UNITS_BEFORE.exec(before)?.[1];
     const unitsBefore = unitBefore !== undefined;
     const letter = MULTIPLIED_LETTER.exec(after)?.[0];
-    const rest = letter === undefined ? '' : after.slice(letter.length);
+    const multiplier = MULTIPLIED.exec(after)?.[0] ?? letter;
+    // The currency after a multiplier: `5k USD`, `5 thousand yen`, `5千円`.
+    const rest = multiplier === undefined ? after : after.slice(multiplier.length);
     const centsWritten = CENTS_AFTER.test(after);
-    const unitAfter = UNITS_AFTER.exec(letter === undefined ? after : rest)?.[1];
+    const unitAfter = UNITS_AFTER.exec(rest)?.[1];
     const units = !centsWritten && (unitsBefore || UNITS_AFTER.test(after));
     const near = `${before.slice(-NEAR_CHARS)}${figure}${after.slice(0, NEAR_CHARS)}`;
     const moneyActBefore = MONEY_ACT_BEFORE.test(before);
-    const read = { figure, units, centsWritten, near, unit: unitBefore ?? unitAfter ?? null, moneyActBefore };
+    const seen = { figure, units, centsWritten, near, unit: unitBefore ?? unitAfter ?? null, moneyActBefore, before, after };
     if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || moneyActBefore))) {
-      figures.push({ ...read, cents: null });
+      figures.push({ ...seen, cents: null });
       continue;
     }
-    const own = currency === null || (read.unit !== null && unitNames(read.unit, currency));
+    const own = currency === null || (seen.unit !== null && unitNames(seen.unit, currency));
     const cents = units ? largestSumOf(figure, own ? decimalsOf(currency) : Math.max(2, decimalsOf(currency))) : Number(figure.replace(/\D/g, ''));
-    figures.push({ ...read, cents });
+    figures.push({ ...seen, cents });
   }
   return figures;
 }
@@ -511,10 +548,12 @@ function wordsOf(own: CallWords, said: readonly string[]): CallWords[] {
  * in no unit and is not read either way. Any such figure counts, wherever it stands in the words: which figure is the
  * money moved cannot be read reliably ("Refund the full $20.00", "refund the customer $20.00" were missed by a rule that
  * tried), and a flag costs only a person's look, since the deviation is recorded with the amount as called: a price
- * beside it ("1% of the $25.00 jar" beside 25) is flagged too, and confirming it sends the 25 cents called for.
+ * beside it ("1% of the $25.00 jar" beside 25) is flagged too, and confirming it sends the 25 cents called for. A figure
+ * that is a sum of the payment the case states (`wholes`: "$1 goodwill on the $100.00 payment" beside 100, the payment
+ * $100.00) is what the refund is a part of, and names no confusion.
  */
-function unitsReadAsCents(amount: number, words: readonly CallWords[], currency: string | null): { cents: number; where: string; near: string } | null {
-  if (!inHundredths(currency)) return null;
+function unitsReadAsCents(amount: number, words: readonly CallWords[], currency: string | null, wholes: readonly number[]): { cents: number; where: string; near: string } | null {
+  if (!inHundredths(currency) || wholes.includes(amount * 100)) return null;
   const money = words.flatMap(({ where, text }) =>
     (figuresIn(text, currency) ?? []).filter((read) => read.cents !== null && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure))).map((read) => ({ ...read, where })),
   );
@@ -738,9 +777,9 @@ function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<str
  * refund), and a person confirming a false flag must never send more than the model called for. When the words were
  * meant, the person dismisses the item and has the case decided again.
  */
-function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], currency: string | null): { amountCents: number; deviations?: string[] } {
+function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], currency: string | null, wholes: readonly number[]): { amountCents: number; deviations?: string[] } {
   const words = wordsOf(own, said);
-  const confused = unitsReadAsCents(asked, words, currency);
+  const confused = unitsReadAsCents(asked, words, currency, wholes);
   if (confused === null) return { amountCents: asked };
   const money = (cents: number) => (currency === null ? '' : ` (${moneyText(cents, currency)})`);
   const named = currency === null ? `${confused.cents} cents` : moneyText(confused.cents, currency);
@@ -769,6 +808,9 @@ const CURRENCIES_OF_WORD: Readonly<Record<string, readonly string[]>> = {
   rand: ['zar'],
   dinar: ['kwd', 'bhd', 'jod', 'tnd'],
   rial: ['omr'],
+  円: ['jpy'],
+  圓: ['jpy', 'hkd'],
+  元: ['cny', 'hkd'],
 };
 
 /** The sign `currency` is written with (`$` for usd, cad and aud; `€`; `¥` for jpy and cny), or '' when none is known. */
@@ -843,16 +885,61 @@ function largestSumOf(figure: string, decimals: number): number {
 /**
  * One money figure of a money call's words (sumsIn): `sums`, what it may name in the smallest unit of the case's
  * currency (two for an ambiguous figure, readingsOf; none when it is in another currency or its size is not read),
- * `reads`, what it names as a person reads it, `near`, the figure with a little of the text either side, and `where`,
- * the words that hold it.
+ * `reads`, what it names as a person reads it, `near`, the figure with a little of the text either side, `where`,
+ * the words that hold it, and `count`, how many of it the words take (`2 x $12.00`, `two mugs at $12.00 each`), or null.
  */
-type SumRead = { sums: number[]; reads: string; near: string; where: string };
+type SumRead = { sums: number[]; reads: string; near: string; where: string; count: number | null };
+
+/** Numbers written in words (`twenty`, `five thousand`, `one hundred and fifty`), read up to the billions. */
+const SMALL_NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+const SCALES: Readonly<Record<string, number>> = { thousand: 1e3, million: 1e6, billion: 1e9 };
+const NUMBER_WORD = String.raw`(?:${[...TENS, ...SMALL_NUMBERS, 'hundred', ...Object.keys(SCALES)].sort((a, b) => b.length - a.length).join('|')})(?!\p{L})`;
+/**
+ * A sum written in words before a currency's code or name (`twenty dollars`, `five thousand yen`, `fifty USD`); not
+ * words after a figure (`5 thousand yen` is a figure whose size is not read: MULTIPLIED).
+ */
+const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD})*)[\s-]+(${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L})`, 'giu');
+
+/** The number words in `phrase` (SPELLED_SUM) name, or null when they are not read. */
+function spelledNumber(phrase: string): number | null {
+  let total = 0;
+  let group = 0;
+  for (const word of phrase.toLowerCase().split(/[\s-]+/)) {
+    const small = SMALL_NUMBERS.indexOf(word);
+    const ten = TENS.indexOf(word);
+    const scale = SCALES[word];
+    if (word === 'and') continue;
+    if (small >= 0) group += small;
+    else if (ten >= 0) group += 20 + 10 * ten;
+    else if (word === 'hundred') group = (group === 0 ? 1 : group) * 100;
+    else if (scale === undefined) return null;
+    else {
+      total += (group === 0 ? 1 : group) * scale;
+      group = 0;
+    }
+  }
+  return total + group;
+}
+
+/** How many of a money figure a call's words take: a count in digits or words, then `x` or a few words and `at`. */
+const COUNT = String.raw`\d{1,3}|${SMALL_NUMBERS.slice(1, 13).join('|')}`;
+const COUNT_BEFORE = new RegExp(String.raw`(?<![\p{L}\p{N}.,])(${COUNT})(?:\s*[x×*]|(?:\s+[\p{L}'’-]+){0,3}\s*(?:at|@))\s*$`, 'iu');
+const COUNT_AFTER = new RegExp(String.raw`^\s*(?:each\s*)?[x×*]\s*(${COUNT})(?![\p{L}\p{N}])`, 'iu');
+
+/** The count written before or after a money figure (COUNT_BEFORE, COUNT_AFTER), or null. */
+function countOf(read: FigureRead): number | null {
+  const written = COUNT_BEFORE.exec(read.before.replace(UNITS_BEFORE, ''))?.[1] ?? COUNT_AFTER.exec(read.after.replace(/^[.,]?\d*/, ''))?.[1];
+  if (written === undefined) return null;
+  return /^\d+$/.test(written) ? Number(written) : SMALL_NUMBERS.indexOf(written.toLowerCase());
+}
 
 /**
  * The money figures of a money call's words (`words`: a credit's description, a refund's reason and the prose beside it),
  * read in `currency`, the case's (null when the facts name none, then any currency may be it, in hundredths). A money
  * figure is one written with a currency (`$10`, `$10.00`, `10 USD`, `USD 10.00`, `€10`, `10,00 €`, `10 dollars`, `¥5,000`,
- * `20.000 KWD`), in cents (`1000 cents`, a sum only in a currency counted in hundredths), or with its currency's decimals
+ * `5,000円`, `20.000 KWD`, `KD 20.000`, as `readable` writes the text), a sum in number words before a currency's code or
+ * name (`twenty dollars`, `five thousand yen`), in cents (`1000 cents`, a sum only in a currency counted in hundredths), or with its currency's decimals
  * (two, or three for a three-decimal currency) right after a word for an amount or for moving money (`credit of 10.00`).
  * It is read in the currency's own decimals, never as hundredths of every currency: `¥5,000` is 5000 in jpy, `20.000 KWD`
  * 20000 in kwd. A figure written in another currency than the case's names no sum of it. Figures with no such mark are
@@ -864,18 +951,27 @@ function sumsIn(words: readonly CallWords[], currency: string | null, action: (t
   const decimalsWritten = (figure: string) => TWO_DECIMALS.test(figure) || (decimals === 3 && /[.,]\d{3}$/.test(figure));
   const sums: SumRead[] = [];
   for (const { where, text } of words) {
+    const another = (unit: string) => `a sum in another currency (${unit.trim()}) than the ${action}'s ${(currency ?? '').toUpperCase()}`;
     for (const read of figuresIn(text, currency, Number.POSITIVE_INFINITY) ?? []) {
       const near = read.near.trim();
-      const readIn = (readings: number[]) => ({ sums: readings, reads: readings.length === 0 ? 'a sum whose size is not read' : readings.map(named).join(' or '), near, where });
+      const count = countOf(read);
+      const readIn = (readings: number[]) => ({ sums: readings, reads: readings.length === 0 ? 'a sum whose size is not read' : readings.map(named).join(' or '), near, where, count });
       if (read.centsWritten) {
         const cents = decimals === 2 ? smallestUnitsOf(read.figure, 0) : null;
-        sums.push(cents === null ? { sums: [], reads: `${read.figure} cents`, near, where } : readIn([cents]));
+        sums.push(cents === null ? { sums: [], reads: `${read.figure} cents`, near, where, count } : readIn([cents]));
       } else if (read.unit !== null) {
-        if (currency !== null && !unitNames(read.unit, currency)) sums.push({ sums: [], reads: `a sum in another currency (${read.unit.trim()}) than the ${action}'s ${currency.toUpperCase()}`, near, where });
+        if (currency !== null && !unitNames(read.unit, currency)) sums.push({ sums: [], reads: another(read.unit), near, where, count });
         else sums.push(readIn(read.cents === null ? [] : readingsOf(read.figure, decimals)));
       } else if (read.moneyActBefore && decimalsWritten(read.figure)) {
         sums.push(readIn(readingsOf(read.figure, decimals)));
       }
+    }
+    for (const match of readable(text).matchAll(SPELLED_SUM)) {
+      const [near, phrase = '', unit = ''] = match;
+      const number = spelledNumber(phrase);
+      const sum = number === null ? null : number * 10 ** decimals;
+      if (currency !== null && !unitNames(unit, currency)) sums.push({ sums: [], reads: another(unit), near, where, count: null });
+      else sums.push({ sums: sum === null || !Number.isSafeInteger(sum) ? [] : [sum], reads: sum === null ? 'a sum whose size is not read' : named(sum), near, where, count: null });
     }
   }
   return sums;
@@ -927,24 +1023,36 @@ function countedIn(asked: number, sum: number, decimals: number): number | null 
 
 /**
  * A deviation when a well-formed refund's words (`own`, its reason, and `said`, the prose beside the call) name a sum of
- * money, read in the case's currency (sumsIn), and never the amount it refunds, or null. A figure naming the amount as
- * called (and only it) settles the words: others beside it are the order's price, what was refunded before, what the
- * customer asked. Otherwise a figure anywhere in them whose sum the amount is, counted in another unit (500000 beside
- * ¥5,000 in jpy, 20 beside 20.000 KWD: countedIn), is named, the mistake that sends a hundred times (or a thousandth of)
- * what the words say; and so is any other sum its reason names, unless the case states it (`known`: the cap and what is
+ * money, read in the case's currency (sumsIn), that the amount is counted in another unit, or name money and never the
+ * amount, or null. First every figure anywhere in them: one the amount is a hundred times (500000 beside ¥5,000 in jpy:
+ * countedIn), the mistake that sends a hundred times what the words say, is named whatever else the words name ("Refund
+ * ¥5,000 (500,000 yen in cents)"), a stated sum included; one the amount is a hundredth or a thousandth of (20 beside
+ * 20.000 KWD) is named unless a figure names the amount as called (and only it: "Refund $20 of the $2,000 order") or it
+ * is the payment's own stated sum (`known.wholes`: "$1 goodwill on the $100.00 payment"). Then a figure naming the
+ * amount settles the words: others beside it are the order's price, what was refunded before, what the customer asked.
+ * Otherwise any other sum its reason names is named, unless the case states it (`known.stated`: the cap and what is
  * left of it, the payment's amount, what it may still return, what other refunds returned), as in "partial refund on
- * the ¥10,000 order". The prose is read for a confusion only: it quotes what the story and the customer said ("they
+ * the ¥10,000 order", or the reason's figures explain the amount (explainedBy: "£15 for the jar and £5 postage", "50%
+ * of the $40.00 jar"). The prose is read for a confusion only: it quotes what the story and the customer said ("they
  * asked for $50"). `namedAlready`: the sum a units confusion found by amountOfCall names already, not named twice. The
  * amount is recorded as called: confirming sends no more.
  */
-function refundSumsProblem(asked: number, own: CallWords, said: readonly string[], currency: string | null, known: readonly number[], namedAlready: number | null): string | null {
+function refundSumsProblem(asked: number, own: CallWords, said: readonly string[], currency: string | null, known: KnownSums, namedAlready: number | null): string | null {
   const sums = sumsIn(wordsOf(own, said), currency, 'refund');
-  if (sums.some((sum) => namesOnly(sum, asked))) return null;
+  const settled = sums.some((sum) => namesOnly(sum, asked));
   const decimals = decimalsOf(currency);
   const confusion = (sum: SumRead) => sum.sums.map((reading) => countedIn(asked, reading, decimals)).find((assumed) => assumed !== null) ?? null;
-  const unknown = (sum: SumRead) => sum.where === own.where && !sum.sums.some((reading) => known.includes(reading));
-  const others = sums.filter((sum) => (namedAlready === null || !sum.sums.includes(namedAlready)) && (confusion(sum) !== null || unknown(sum)));
-  if (others.length === 0) return null;
+  // A refund a hundred times a figure (cents counted where the currency has none) is never a part of it, whatever else
+  // the words name; one a hundredth of a figure may be, when the words name the amount too or the figure is the payment's.
+  const confused = (sum: SumRead) => {
+    const assumed = confusion(sum);
+    return assumed !== null && (assumed > decimals || (!settled && !sum.sums.some((reading) => known.wholes.includes(reading))));
+  };
+  const unknown = (sum: SumRead) => !settled && sum.where === own.where && !sum.sums.some((reading) => known.stated.includes(reading));
+  const counted = sums.filter((sum) => namedAlready === null || !sum.sums.includes(namedAlready));
+  const unknowns = counted.filter(unknown);
+  if (!counted.some(confused) && (unknowns.length === 0 || explainedBy(asked, unknowns, sums.filter((sum) => sum.where === own.where), own.text))) return null;
+  const others = counted.filter((sum) => confused(sum) || unknown(sum));
   const refunded = currency === null ? `${asked} cents` : `${asked} (${moneyText(asked, currency)})`;
   const code = currency === null ? 'the currency' : currency.toUpperCase();
   const shown = sumsShown(others, (other) => {
@@ -952,16 +1060,21 @@ function refundSumsProblem(asked: number, own: CallWords, said: readonly string[
     const hint = assumed === null ? '' : `: ${asked} is that sum counted in ${COUNTED_IN[assumed] ?? `${assumed} decimals`}, where ${code} is counted in ${COUNTED_IN[decimals] ?? `${decimals} decimals`}`;
     return `${other.reads} in ${other.where} (${JSON.stringify(cleanModelLine(other.near, 80))})${hint}`;
   });
-  return `the model's issue_refund call asked for ${refunded}, but its words never name that sum and name another: ${shown}; the ${refunded} it called for is recorded, and confirming this refund sends no more; if its words name what was meant, dismiss this and decide the case again`;
+  const named = settled ? 'name that sum, and also' : 'never name that sum and name another';
+  return `the model's issue_refund call asked for ${refunded}, but its words ${named}: ${shown}; the ${refunded} it called for is recorded, and confirming this refund sends no more; if its words name what was meant, dismiss this and decide the case again`;
 }
 
 /**
  * The sums a refund case states, in its currency's smallest unit, that a refund's words may mention beside the sum
- * refunded (refundSumsProblem): the approval's cap and what is left of it, and from the facts read the payment's amount
- * (`amount_cents`, where the caller gives it), what it may still return (`refundable`), what other refunds returned
- * (`refunded_by_others`), and the captured amount those two add up to.
+ * refunded (refundSumsProblem): `stated`, the approval's cap and what is left of it, and from the facts read the
+ * payment's amount (`amount_cents`, where the caller gives it), what it may still return (`refundable`), what other
+ * refunds returned (`refunded_by_others`), and the captured amount those two add up to; `wholes`, those of the payment
+ * that are not the approval's too, which a refund may be a hundredth of ("$1 goodwill on the $100.00 payment"). The
+ * approval's sums are not: a refund a hundredth of its cap most likely wrote the cap's units as cents.
  */
-function knownSums(input: DecisionCase): number[] {
+type KnownSums = { stated: number[]; wholes: number[] };
+
+function knownSums(input: DecisionCase): KnownSums {
   const payment = input.facts.get_payment ?? {};
   const fact = (name: string): number | null => {
     const value = payment[name];
@@ -969,8 +1082,34 @@ function knownSums(input: DecisionCase): number[] {
   };
   const refundable = fact('refundable');
   const others = fact('refunded_by_others');
-  const sums = [input.approval.capCents, centsLeftOf(input.approval), fact('amount_cents'), refundable, others, refundable === null || others === null ? null : refundable + others];
-  return sums.filter((sum): sum is number => sum !== null);
+  const approved = [input.approval.capCents, centsLeftOf(input.approval)];
+  const paid = [fact('amount_cents'), refundable, others, refundable === null || others === null ? null : refundable + others].filter((sum): sum is number => sum !== null);
+  return { stated: [...approved, ...paid], wholes: paid.filter((sum) => !approved.includes(sum)) };
+}
+
+/** Shares of a figure that text names: percentages up to a hundred (`50%`, `12.5 percent`), and a half, a quarter or a third. */
+const PERCENT = /(?<![\p{L}\p{N}.,])(\d{1,3}(?:[.,]\d+)?)\s?(?:%|per\s?cent(?!\p{L}))/giu;
+const FRACTION_WORDS: Readonly<Record<string, number>> = { half: 1 / 2, quarter: 1 / 4, third: 1 / 3 };
+const FRACTION = /(?<!\p{L})(half|quarter|third)(?!\p{L})/giu;
+
+function sharesIn(text: string): number[] {
+  const read = readable(text);
+  const percents = [...read.matchAll(PERCENT)].map((match) => Number((match[1] ?? '').replace(',', '.')) / 100);
+  const fractions = [...read.matchAll(FRACTION)].map((match) => FRACTION_WORDS[(match[1] ?? '').toLowerCase()] ?? 0);
+  return [...percents, ...fractions].filter((share) => share > 0 && share <= 1);
+}
+
+/**
+ * Whether a refund's reason (`text`) explains its amount by the figures it names (`named`, read by sumsIn) when none of
+ * them is the amount: the figures the case does not state (`unknown`) add up to it, each taken as many times as the
+ * words count it ("£15 for the jar and £5 postage", "two mugs at $12.00 each"), or it is a share the words name of one
+ * figure ("50% of the $40.00 jar", "half of the $40 jar"), rounded either way to the smallest unit.
+ */
+function explainedBy(asked: number, unknown: readonly SumRead[], named: readonly SumRead[], text: string): boolean {
+  const added = unknown.every((sum) => sum.sums.length === 1) && unknown.reduce((total, sum) => total + (sum.sums[0] ?? 0) * (sum.count ?? 1), 0) === asked;
+  if (added) return true;
+  const shares = sharesIn(text);
+  return shares.some((share) => named.some((sum) => sum.sums.some((whole) => asked === Math.floor(whole * share + 1e-9) || asked === Math.ceil(whole * share - 1e-9))));
 }
 
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, input: DecisionCase, fail: (what: string) => DeciderError): Decision {
@@ -989,10 +1128,11 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       const reason = needText(parsed.data.reason, REASON_MAX_CHARS, 'reason');
       const asked = parsed.data.amount_cents;
       const own = { where: 'its reason', text: reason };
-      const amount = amountOfCall(call.name, asked, own, said, currency);
+      const known = knownSums(input);
+      const amount = amountOfCall(call.name, asked, own, said, currency, known.wholes);
       // Its words must name the sum it refunds when they name money: a model counting in cents where the currency has
       // none (jpy) would refund a hundred times what they say.
-      const otherSums = refundSumsProblem(asked, own, said, currency, knownSums(input), amount.deviations === undefined ? null : asked * 100);
+      const otherSums = refundSumsProblem(asked, own, said, currency, known, amount.deviations === undefined ? null : asked * 100);
       const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums])];
       return { action: 'refund', amountCents: asked, ...(deviations.length === 0 ? {} : { deviations }), reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
     }
@@ -1002,7 +1142,7 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       // One line: the line the customer reads in their balance history.
       const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description', cleanModelLine);
       const asked = parsed.data.amount_cents;
-      const amount = amountOfCall(call.name, asked, { where: 'its description', text: description }, said, currency);
+      const amount = amountOfCall(call.name, asked, { where: 'its description', text: description }, said, currency, []);
       // The line must not name another sum than the credit moves: the customer reads it beside the credit.
       const otherSums = otherSumsProblem(asked, description, currency, amount.deviations === undefined ? null : asked * 100);
       const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums])];

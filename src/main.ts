@@ -1466,17 +1466,26 @@ function addServiceCommands(program: Command): void {
 
 function addScenarioCommand(program: Command): void {
   const reps = wholeNumber('--reps', 'repetitions', { min: 1, max: 1_000 });
+  const durationMs = wholeNumber('--duration-ms', 'milliseconds', { min: 1_000, max: 3_600_000 });
   program
     .command('scenario')
     .description("run the seeds' crash scenarios (no_check, hand_check, hand_lock and the gate) against the sandbox, or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…")
-    .argument('<name>', "stripe-dispute, billing-credit, shared-cap or all; render re-renders the pages in --out from their JSON; readme copies --out's tables into ./README.md")
+    .argument('<name>', "stripe-dispute, billing-credit, shared-cap or all; chaos sends refunds and credits through several serves while they, their Redis and Stripe fail, and judges the contract (scenarios/chaos.ts); render re-renders the pages in --out from their JSON; readme copies --out's tables into ./README.md")
     .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
     .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
     .option('--out <dir>', 'where the pages and JSON files go: a new or empty folder, or one a run wrote (default: scenarios/results for a full run; <data dir>/scenario-runs/<time> for any other: --delays fast, --reps, --rows or --columns)')
     .option('--rows <list>', "only these rows, comma-separated (the seeds' row names, e.g. crash_before_send_chargeback_during_outage,after_commit)")
     .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
     .option('--keep-journals', "with REDIS_URL, leave each scenario's Redis keys (journals, queues) when the run ends instead of removing them")
-    .action(async (name: string, given: { reps?: number; delays: string; out?: string; rows?: string; columns?: string; keepJournals?: boolean }) => {
+    .option('--seed <n>', 'chaos only: the seed of its requests, their order and its faults (default: the time)')
+    .option('--scale <x>', 'chaos only: multiplies its payments and customers (default 1: about 330 requests)')
+    .option('--duration-ms <n>', 'chaos only: how long its faults go on (default 90000)', durationMs)
+    .action(async (name: string, given: { reps?: number; delays: string; out?: string; rows?: string; columns?: string; keepJournals?: boolean; seed?: string; scale?: string; durationMs?: number }) => {
+      if (name === 'chaos') {
+        await runChaosCommand(given);
+        return;
+      }
+      if (given.seed !== undefined || given.scale !== undefined || given.durationMs !== undefined) throw new CliFailure('--seed, --scale and --duration-ms are options of `interlock scenario chaos` only.', EXIT_BAD_INPUT);
       const { defaultOut, partialRun, RESULTS_DIR, runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
       const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
       const selection = { rows: list(given.rows), columns: list(given.columns) };
@@ -1533,6 +1542,22 @@ function addScenarioCommand(program: Command): void {
         throw error;
       }
     });
+}
+
+/** `interlock scenario chaos`: the chaos run (scenarios/chaos.ts), its summary on stdout; exit 1 with its findings. */
+async function runChaosCommand(given: { reps?: number; delays: string; out?: string; rows?: string; columns?: string; keepJournals?: boolean; seed?: string; scale?: string; durationMs?: number }): Promise<void> {
+  const other = (['reps', 'out', 'rows', 'columns', 'keepJournals'] as const).filter((option) => given[option] !== undefined);
+  if (other.length > 0) throw new CliFailure(`The chaos run takes --seed, --scale, --duration-ms and --delays, not --${other.map((option) => option.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)).join(', --')}.`, EXIT_BAD_INPUT);
+  const delays = given.delays === 'stripe' ? 'stripe' : given.delays === 'fast' ? 'fast' : null;
+  if (delays === null) throw new CliFailure(`--delays takes stripe or fast, not "${given.delays}".`, EXIT_BAD_INPUT);
+  const scale = Number(given.scale ?? '1');
+  if (!/^\d+(\.\d+)?$/.test(given.scale ?? '1') || !(scale > 0) || scale > 20) throw new CliFailure(`--scale takes a number above 0 and at most 20, in digits (e.g. 0.1), not "${given.scale ?? ''}".`, EXIT_BAD_INPUT);
+  const seed = given.seed === undefined ? Date.now() % 100_000 : /^\d{1,10}$/.test(given.seed) ? Number(given.seed) : Number.NaN;
+  if (!(seed <= 2_147_483_647)) throw new CliFailure(`--seed takes a whole number from 0 to 2147483647, in digits, not "${given.seed ?? ''}".`, EXIT_BAD_INPUT);
+  const { chaosSummary, runChaos } = await import('../scenarios/chaos.js');
+  const result = await runChaos({ seed, scale, durationMs: given.durationMs ?? 90_000, delays, startedBy: STARTED_BY });
+  process.stdout.write(chaosSummary(result));
+  if (result.findings.length > 0) process.exitCode = EXIT_FAILED;
 }
 
 const program = createProgram();

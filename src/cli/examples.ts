@@ -19,6 +19,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   scenario: [
     'npx interlock scenario stripe-dispute --delays fast --rows crash_after_send_chargeback_during_outage --columns interlock   # one cell, in seconds; to .data/scenario-runs/<time>',
     'npx interlock scenario billing-credit --delays fast --columns interlock   # the gate\'s column of one scenario, in under a minute',
+    'npx interlock scenario chaos --seed 7 --scale 0.1 --delays fast   # three serves, their Redis and Stripe failing under a few dozen requests; exit 1 if the contract broke',
   ],
   // Under the approvals `approvals grant --help` shows (ap_1 on payment:pi_123, ap_2 on customer:cus_123).
   refund: ['npx interlock refund --request case-1042 --payment-intent pi_123 --amount 2000 --approval ap_1 --reason "arrived damaged" --wait 15'],

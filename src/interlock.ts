@@ -32,7 +32,7 @@ import { currencyOfEffectOrCredit } from './core/effect-currency.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
-import { barsAsOne, compatibilityLookAlikes, latinLookAlikes } from './core/text.js';
+import { compatibilityLookAlikes, latinLookAlikes, uprightStrokes } from './core/text.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -1079,34 +1079,67 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
 
 /** What a name holds besides its letters, digits and accents (spaces, dashes, quotes, dots, symbols): not compared. */
 const NOT_OF_A_NAME = /[^\p{L}\p{N}\p{M}]/gu;
+/** NOT_OF_A_NAME but the upright stroke (UPRIGHT_STROKE, |), which personStrokeKey compares. */
+const NOT_OF_A_NAME_OR_A_STROKE = /[^\p{L}\p{N}\p{M}|]/gu;
+
+/** A name with compatibility forms folded, invisible format characters dropped and runs of white space made one. */
+function plainName(name: string): string {
+  return compatibilityLookAlikes(name).normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim();
+}
+
+/** `text` with case folded (through upper case first, as Unicode's full case folding does), then its look-alikes read. */
+function foldedLetters(text: string): string {
+  return latinLookAlikes(text.toUpperCase().toLowerCase().normalize('NFKC'));
+}
 
 /**
- * A name as the four-eyes rule compares it: compatibility forms folded (fullwidth letters read as their plain ones),
- * invisible format characters (zero-width spaces and joiners) dropped, runs of white space made one, case ignored,
- * and letters drawn as Latin ones read as those (latinLookAlikes: Greek, Cyrillic, Armenian, Cherokee, Lisu, Coptic
- * and Latin's own IPA letters and small capitals). "ａｌｅｘ", "a\u200blex", "Alex ", "аlex" (a Cyrillic а) and "ɑlex"
- * (a Latin alpha) are all alex here, as they are to a person reading the receipt. A name that arrives mixing two
- * scripts is refused before it gets here (personName), so a look-alike the table lacks can only stand in
- * a name written wholly in its own script. Case is folded through upper case first, as Unicode's full case folding
- * does: lower case alone keeps "Strauß" and "STRAUSS", or "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς
- * to Σ). The look-alikes are read after case is folded, so two spellings of one name in two cases stay one name.
- * Every upright stroke is then one letter (barsAsOne): I, l, 1 and the letters drawn as them (the Cyrillic palochka
- * ӏ, the Greek ι, the Lisu ꓲ ...), so "AIex" with a capital i and the all-Cyrillic "аӏех" are alex; only the key
- * folds them, never the name recorded or shown, and Ian and lan are one person here, which only makes four eyes stricter.
- * Only letters, digits and accents count (NOT_OF_A_NAME): "Jean–Luc" with an en dash (taken by an earlier version,
- * refused now), "Jean-Luc", "Jean Luc" and "JeanLuc" are one person, so an approver whose recorded name holds a mark
- * that can no longer be typed is still held to four eyes by any spelling of it.
+ * A name as the four-eyes rule compares it by its letters, case aside (one of two keys: samePerson): compatibility
+ * forms folded (fullwidth letters read as their plain ones), invisible format characters (zero-width spaces and
+ * joiners) dropped, runs of white space made one, case ignored, and letters drawn as Latin ones read as those
+ * (latinLookAlikes: Greek, Cyrillic, Armenian, Cherokee, Lisu, Coptic and Latin's own IPA letters and small capitals).
+ * "ａｌｅｘ", "a\u200blex", "Alex ", "ALEX", "аlex" (a Cyrillic а) and "ɑlex" (a Latin alpha) are all alex here, as they are
+ * to a person reading the receipt. A name that arrives mixing two scripts is refused before it gets here (personName),
+ * so a look-alike the table lacks can only stand in a name written wholly in its own script. Case is folded through
+ * upper case first, as Unicode's full case folding does: lower case alone keeps "Strauß" and "STRAUSS", or "νικος" and
+ * "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς to Σ). The look-alikes are read after case is folded, so two
+ * spellings of one name in two cases stay one name. Only letters, digits and accents count (NOT_OF_A_NAME): "Jean–Luc"
+ * with an en dash (taken by an earlier version, refused now), "Jean-Luc", "Jean Luc" and "JeanLuc" are one person, so
+ * an approver whose recorded name holds a mark that can no longer be typed is still held to four eyes by any spelling
+ * of it. I and l stay two letters here: "Iida" is iida, "Lida" lida; personStrokeKey is the key that reads them alike.
  */
 export function personKey(name: string): string {
-  return barsAsOne(latinLookAlikes(compatibilityLookAlikes(name).normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC'))).replace(NOT_OF_A_NAME, '');
+  return foldedLetters(plainName(name)).replace(NOT_OF_A_NAME, '');
+}
+
+/**
+ * A name as the four-eyes rule compares it by its upright strokes (the other key: samePerson): read as personKey reads
+ * it, but every character drawn as one upright stroke in the case it is written in (the capital I, the small l, the
+ * digit 1, the Cyrillic palochka ӏ, the Greek capital Ι, the Lisu ꓲ...: uprightStrokes) is one stroke, |, before case
+ * is folded. "AIex" with a capital i, "Alex", "alex", "a1ex" and the all-Cyrillic "аӏех" are all a|ex, and "Ian" and
+ * "lan" |an; "Lan" is lan (an L has a foot) and "ian" ian (a small i, dotted or not, is shorter than a stroke: the
+ * Cyrillic і, ı and the Greek ι are i too), so Ian and Lan, Iida and Lida, Elia and Ella are told apart, as a reader
+ * tells them.
+ */
+export function personStrokeKey(name: string): string {
+  return foldedLetters(uprightStrokes(plainName(name))).replace(NOT_OF_A_NAME_OR_A_STROKE, '');
+}
+
+/**
+ * Whether four eyes takes two names for one person: when they agree by either key, their letters with case aside
+ * (personKey: Alex and ALEX, ace and the all-Cyrillic асе) or their upright strokes as drawn (personStrokeKey: AIex
+ * and alex, lan and Ian). Names are recorded and shown as sent; only the comparison reads them so.
+ */
+export function samePerson(one: string, other: string): boolean {
+  return personKey(one) === personKey(other) || personStrokeKey(one) === personStrokeKey(other);
 }
 
 /**
  * The four-eyes rule, for every way money is proposed under an approval (POST /v1/refunds, a case, a re-approval from
  * the API, the page or the CLI): when the approval asks for four eyes, none of `names` (the proposer, the token that
- * asks) may be its approver or the one who granted it, however the name is spelled (personKey). Throws four_eyes
- * naming who; nothing is recorded. An approval that does not exist yet is refused (unknown_approval): its rule is
- * written when it is granted, so a proposal made before that could never be held to it.
+ * asks) may be its approver or the one who granted it, however the name is spelled (samePerson). Throws four_eyes
+ * naming the recorded approver (or granting token) and the proposer's name as sent; nothing is recorded. An approval
+ * that does not exist yet is refused (unknown_approval): its rule is written when it is granted, so a proposal made
+ * before that could never be held to it.
  */
 export async function checkFourEyes(stores: Stores, approvalId: string, names: readonly string[]): Promise<void> {
   const [text, { snapshot }] = await Promise.all([approvalOptionsOf(stores).get(approvalId), stores.approvals.describe(approvalId)]);
@@ -1115,10 +1148,15 @@ export async function checkFourEyes(stores: Stores, approvalId: string, names: r
   }
   const options = text === null ? null : parseApprovalOptions(text);
   if (!options?.four_eyes) return;
-  const approvers = [snapshot.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map(personKey);
-  const proposer = names.find((name) => approvers.includes(personKey(name)));
-  if (proposer !== undefined) {
-    throw new InterlockError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Nothing was recorded; someone else must do this.`);
+  const approvers = [
+    { name: snapshot.approver, how: 'was approved by' },
+    { name: options.granted_by, how: 'was granted by the token' },
+  ].filter((approver): approver is { name: string; how: string } => typeof approver.name === 'string');
+  for (const proposer of names) {
+    const approver = approvers.find((candidate) => samePerson(candidate.name, proposer));
+    if (approver === undefined) continue;
+    const compared = approver.name === proposer ? '' : `, whose name compares as the proposer ${proposer}'s`;
+    throw new InterlockError('four_eyes', `Approval ${approvalId} asks for four eyes and ${approver.how} ${approver.name}${compared}, so ${proposer} cannot propose under it. Nothing was recorded; someone else must do this.`);
   }
 }
 

@@ -235,24 +235,29 @@ export function latinLookAlikes(text: string): string {
   return text.normalize('NFD').replace(NOT_ASCII, (letter) => LATIN_LOOK_ALIKES[letter] ?? letter).normalize('NFC');
 }
 
-// What is drawn as one upright stroke once case is folded and latinLookAlikes has read a name: i (and I), l (and L) and
-// the digit 1, which a sans-serif face on a page, a receipt or a terminal draws alike or nearly so, and with them every
-// letter the table reads as i or l (Cyrillic і ӏ Ӏ, Greek ι Ι, Lisu ꓲ, Coptic ⲓ, Latin ɪ ɩ ǀ,
-// Cherokee ꭵ), which the table cannot send to the right one of two letters a reader cannot tell apart. The lateral
-// click ǁ, a Latin letter, is drawn as two of them.
-const A_BAR = /[il1]/g;
-const TWO_BARS = /\u01c1/g;
+// What is drawn as one upright stroke in the case it is written in, on a page, a receipt or a terminal in a sans-serif
+// face: the capital I, the small l, the digit 1 and the vertical line | (refused in a name that arrives, but possibly in
+// one an earlier version recorded), and the letters of other scripts and of Latin's own blocks drawn as them: the Latin
+// dental click ǀ, capital iota Ɩ and small capital Ɪ, the Greek capital iota Ι, the Cyrillic capital і (І), palochka
+// (ӏ Ӏ) and capital iota Ꙇ, the Lisu ꓲ and the Coptic capital iota Ⲓ. A dotted small i (i, the Cyrillic і, Cherokee Ꭵ)
+// is not one, nor is a capital with a dot (İ, met decomposed as I and a dot above), nor a dotless small i (ı, the Greek
+// ι, the Latin ɩ and ɪ, the Coptic ⲓ), shorter than an l: each is read as i. The capital L is not one: its foot tells it
+// from I. The lateral click ǁ, a Latin letter, is drawn as two.
+const A_STROKE = /[Il1|\u01c0\u0196\ua7ae\u0399\u0406\u04c0\u04cf\ua646\ua4f2\u2c92](?!\u0307)/gu;
+const TWO_STROKES = /\u01c1/gu;
+
+/** What uprightStrokes reads every upright stroke as: the vertical line, which no letter is folded to. */
+export const UPRIGHT_STROKE = '|';
 
 /**
- * `text`, as latinLookAlikes leaves it, with every upright stroke (A_BAR) read as one letter, l: "AIex" with a capital
- * i, "a1ex", "aǁen" and the all-Cyrillic "аӏех" (its palochka ӏ drawn as l) read as alex, alex, allen and alex. The
- * vertical line |, drawn as they are, is refused in a name instead (mixedScriptProblem): as a letter it would part
- * "Jean|Luc" from "JeanLuc", and as punctuation, dropped, "a|ex" from alex. For a comparison only: names that differ by no more than these (Ian and lan, Bill and BiII) are one person to
- * it, which can only make the four-eyes rule refuse more. Accents stay (í is ĺ here, not l); text with none of these
- * characters is left as it was.
+ * `text`, with its case as written (before case is folded), decomposed (NFD), and with every character drawn as one
+ * upright stroke in that case (A_STROKE) read as UPRIGHT_STROKE: "AIex" with a capital i, "alex", "a1ex" and the
+ * all-Cyrillic "аӏех" (its palochka ӏ) all read as a|ex, "aǁen" as a||en; "Ian" and "lan" are |an, while "Lan", whose
+ * L has a foot, stays Lan and "ian" ian. Accents stay on the stroke ("Ían" and "ĺan" are both |́an). For a comparison
+ * only (four eyes, src/interlock.ts personStrokeKey); text with none of these characters is left as it was, decomposed.
  */
-export function barsAsOne(text: string): string {
-  return text.normalize('NFD').replace(A_BAR, 'l').replace(TWO_BARS, 'll').normalize('NFC');
+export function uprightStrokes(text: string): string {
+  return text.normalize('NFD').replace(TWO_STROKES, UPRIGHT_STROKE.repeat(2)).replace(A_STROKE, UPRIGHT_STROKE);
 }
 
 // Every script Unicode names (its Script property values, Unicode 17), so a name's letters can be told apart by
@@ -283,8 +288,8 @@ const SCRIPT_NAMES = [
 // What a name holds besides its letters, with any script, as the inside of a character class (a name is read with
 // compatibility forms folded, NFKC, so a full-width or mathematical digit is its ASCII one here): printable ASCII but
 // letters (digits, the space, punctuation: ASCII's own look-alikes, 0 and O, are as plain to a reader as its letters;
-// I, l and 1, which are not, are one letter where four eyes compares names: barsAsOne; the vertical line |, drawn as
-// they are, is refused), apostrophes (’ ‘ and the
+// I, l and 1, which are not, are one stroke where four eyes compares names: uprightStrokes; the vertical line |, drawn
+// as they are, is refused, in its full-width form ｜ too, which NFKC folds to it), apostrophes (’ ‘ and the
 // modifier letters ʻ ʼ ʾ ʿ, as in O’Brien, Hawaiʻi, Saʿid), the hyphen ‐, the middle dot · (米歇尔·福柯), combining marks
 // (script Inherited: accents) and emoji (Extended_Pictographic and its skin tones, but © ® and the letters in squares,
 // 🅰 🅾, which A_NAME_SIGN leaves out, so they are refused before the patterns below meet them). Every other character
@@ -345,7 +350,8 @@ function inOneScript(text: string): boolean {
  * mathematical 𝐚 or a full-width ａ is the Latin a, and a digit ０ the digit 0.
  */
 export function mixedScriptProblem(name: string): string | null {
-  if (name.includes('|')) return "holds |, a vertical line, which is drawn as the letter l or a capital I and would make one person's name read as another's (a|ex as alex): remove it";
+  const line = [...name].find((char) => char.normalize('NFKC').includes('|'));
+  if (line !== undefined) return `holds ${shownLetter(line)}, a vertical line, which is drawn as the letter l or a capital I and would make one person's name read as another's (a|ex as alex): remove it`;
   if (PRINTABLE_ASCII.test(name)) return null;
   const symbols = new Set([...name].filter((char) => [...char.normalize('NFKC')].some((folded) => SYMBOL.test(folded) && !A_NAME_SIGN.test(folded))));
   if (symbols.size > 0) {

@@ -126,10 +126,10 @@ describe.concurrent('the service commands and their exit codes', () => {
       cli(['case', '--case', `cli-eyes-${pipeline.config.keyPrefix}`, '--payment-intent', paymentIntent, '--story', 'The jar was cracked.', '--approval', terms.id, '--agent', 'dana@support']),
     ]);
     expect([self.code, granter.code, missing.code, kase.code], [self, granter, missing, kase].map((run) => run.stderr).join('\n')).toEqual([1, 1, 2, 1]);
-    expect(self.stderr).toMatch(/^Approval ap_cli_eyes_\S+ asks for four eyes and Dana@SUPPORT approved it/);
-    expect(granter.stderr).toMatch(/asks for four eyes and lee@support approved it/);
+    expect(self.stderr).toMatch(/^Approval ap_cli_eyes_\S+ asks for four eyes and was approved by dana@support, whose name compares as the proposer Dana@SUPPORT's, so Dana@SUPPORT cannot propose under it\./);
+    expect(granter.stderr).toMatch(/asks for four eyes and was granted by the token lee@support, so lee@support cannot propose under it/);
     expect(missing.stderr).toMatch(/^No approval ap_missing_\S+; nothing was recorded\. Grant it first/);
-    expect(kase.stderr).toMatch(/asks for four eyes and dana@support approved it/);
+    expect(kase.stderr).toMatch(/asks for four eyes and was approved by dana@support, so dana@support cannot propose under it/);
     for (const name of ['eyes-self', 'eyes-granter', 'eyes-missing']) expect(await pipeline.stores.journal.partitionOf(effectIdFor({ requestId: request(name), effect: { kind: 'refund', paymentIntent, amount: 2_000 } }))).toBeNull();
     expect(await pipeline.stores.cases.get(`cli-eyes-${pipeline.config.keyPrefix}`)).toBeNull();
     const other = await cli([...refundArgs(request('eyes-other'), paymentIntent, 2_000, terms.id), '--agent', 'sam@support']);

@@ -295,7 +295,7 @@ async function readStripe(world: ChaosWorld, customers: readonly string[]): Prom
 /** Runs the chaos and judges it. The findings are empty when the contract held. */
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const rand = seeded(options.seed);
-  const bar = options.bar ?? createProgressBar();
+  const bar = options.bar ?? createProgressBar(process.stderr, 'requests');
   const settleMs = options.settleMs ?? 240_000;
   const factsMs = options.factsMs ?? 60_000;
   // Ctrl-C, SIGTERM or a closed terminal: every process of the run stopped and its directory removed on the way out.

@@ -6,7 +6,8 @@ import type { Progress } from './cells.js';
 /** `note`: a line of its own (what happened, what the run does now), the bar drawn again under it. */
 export type ProgressBar = { cell(): Progress; add(total: number): void; note(line: string): void; finish(): void };
 
-export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): ProgressBar {
+/** `unit`: what the bar counts, as its line names it (a scenario's cells; the chaos run's requests). */
+export function createProgressBar(stream: NodeJS.WriteStream = process.stderr, unit = 'cells'): ProgressBar {
   let total = 0;
   let done = 0;
   let busyMs = 0;
@@ -29,7 +30,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
     const left = mean === null ? '?' : formatDuration(((total - done) * mean) / parallel);
     const labels = [...running.values()].map((entry) => (entry.waiting === null ? entry.label : `${entry.label}: waiting for ${entry.waiting.what}, ${formatDuration(Math.max(0, entry.waiting.until - now))} left`));
     const current = labels.length === 0 ? '' : ` · ${labels[0]}${labels.length > 1 ? ` (+${labels.length - 1})` : ''}`;
-    const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} cells · ~${left} left${current}`;
+    const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} ${unit} · ~${left} left${current}`;
     stream.write(tty ? `\r\x1b[2K${line.slice(0, (stream.columns ?? 160) - 1)}` : `${line}\n`);
   };
   const timer = setInterval(() => render(), 1_000);

@@ -23,7 +23,7 @@ describe('the chaos run', () => {
   it('holds the contract through a serve SIGKILL and a redis-server SIGKILL and restart from its append-only file', async () => {
     const progress = capture();
     // About 27 requests over two serves, 15 s of faults: the first fault a serve's SIGKILL, the Redis's halfway.
-    const result = await runChaos({ seed: 4242, scale: 0.08, durationMs: 15_000, delays: 'fast', serves: 2, redisKills: 1, settleMs: 45_000, factsMs: 20_000, bar: createProgressBar(progress.stream) });
+    const result = await runChaos({ seed: 4242, scale: 0.08, durationMs: 15_000, delays: 'fast', serves: 2, redisKills: 1, settleMs: 45_000, factsMs: 20_000, bar: createProgressBar(progress.stream, 'requests') });
     const notes = progress.text().split('\n').filter((line) => line.startsWith('chaos: '));
     expect(result.faults['serve SIGKILL'], notes.join('\n')).toBeGreaterThanOrEqual(1);
     expect(result.faults['redis SIGKILL'], notes.join('\n')).toBe(1);
@@ -32,5 +32,6 @@ describe('the chaos run', () => {
     expect(result.effects).toBeGreaterThanOrEqual(15);
     expect(Object.values(result.outcomes).reduce((sum, count) => sum + count, 0)).toBe(result.effects);
     expect(result.findings, notes.join('\n')).toEqual([]);
+    expect(progress.text()).toMatch(new RegExp(`${result.requests}/${result.requests} requests`));
   }, 150_000);
 });

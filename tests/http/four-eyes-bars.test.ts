@@ -12,18 +12,11 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { personKey, personStrokeKey, samePerson } from '../../src/interlock.js';
-import { approvalBody, bearer, refundBody, rigSuite, TOKENS, uid } from './rig.js';
+import { approvalBody, bearer, proposeUnderFourEyes, rigSuite, TOKENS, uid } from './rig.js';
 
 const rig = rigSuite();
 
-async function propose(approver: string, agent: string): Promise<request.Response> {
-  const pi = `pi_${uid()}`;
-  rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
-  const approval = approvalBody({ scope: `payment:${pi}`, approver, four_eyes: true });
-  const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send(approval);
-  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-  return request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, agent }));
-}
+const propose = (approver: string, agent: string) => proposeUnderFourEyes(rig, approver, agent);
 
 describe('the four-eyes keys: upright strokes are one stroke', () => {
   it.each([

@@ -3,20 +3,13 @@
 // approver; two spellings of one name that differ only in case stay one name; a name that reads otherwise is not. A
 // name that mixes such letters with Latin ones is refused before four eyes is asked (400, one script per name:
 // tests/http/four-eyes-scripts.test.ts); nothing is recorded either way.
-import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { personKey } from '../../src/interlock.js';
-import { approvalBody, bearer, refundBody, rigSuite, TOKENS, uid } from './rig.js';
+import { proposeUnderFourEyes, rigSuite } from './rig.js';
 
 const rig = rigSuite();
 
-async function propose(approver: string, agent: string): Promise<request.Response> {
-  const pi = `pi_${uid()}`;
-  rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
-  const approval = approvalBody({ scope: `payment:${pi}`, approver, four_eyes: true });
-  expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send(approval)).status).toBe(201);
-  return request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, agent }));
-}
+const propose = (approver: string, agent: string) => proposeUnderFourEyes(rig, approver, agent);
 
 describe('four eyes against look-alike letters', () => {
   it.each([

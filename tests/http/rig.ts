@@ -7,7 +7,8 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Express } from 'express';
-import { afterAll, beforeAll } from 'vitest';
+import request from 'supertest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createDecisionsQueue, type DecisionsQueue } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
 import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
@@ -184,4 +185,18 @@ export function caseBody(overrides: Record<string, unknown> = {}): Record<string
 
 export function approvalBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { id: `ap_${uid()}`, approver: 'alex', cap_cents: 5_000, scope: 'payment:pi_1', max_uses: 5, ...overrides };
+}
+
+/**
+ * A refund proposed under a four-eyes approval `approver` was granted (by the approver token) on a payment of its own,
+ * by the support token with `agent` as its proposer: the four-eyes tests' one question, whether the two names are one
+ * person (403 four_eyes) or two (202).
+ */
+export async function proposeUnderFourEyes(rig: Rig, approver: string, agent: string): Promise<request.Response> {
+  const pi = `pi_${uid()}`;
+  rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+  const approval = approvalBody({ scope: `payment:${pi}`, approver, four_eyes: true });
+  const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send(approval);
+  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+  return request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, agent }));
 }

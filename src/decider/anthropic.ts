@@ -363,8 +363,13 @@ const UNIT_SIGN = String.raw`(?!¢)\p{Sc}`;
  * glued to the words around them, as those scripts put no spaces between words.
  */
 const HAN_UNITS = '円|圓|元';
-/** A currency of whole units: a sign, a code or a word for it. */
-const WHOLE_UNITS = String.raw`(?:${UNIT_SIGN}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L}))`;
+/**
+ * A dollar sign qualified by its country, glued to it (`CA$50`, `A$50`, `HK$50`): read as that country's currency
+ * (COUNTRY_DOLLAR_SIGNS), never as the bare `$`, which may be any of them.
+ */
+const COUNTRY_DOLLAR_SIGN = String.raw`(?<![\p{L}\p{N}])(?:US|CA|C|AU|A|HK|SG|S|NZ|MX|R|NT)\$`;
+/** A currency of whole units: a sign (a country's dollar sign first), a code or a word for it. */
+const WHOLE_UNITS = String.raw`(?:${COUNTRY_DOLLAR_SIGN}|${UNIT_SIGN}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L}))`;
 /** Text that speaks of money: a currency sign, code or name, or a word for an amount or for moving money. */
 const MONEY_WORDS = new RegExp(String.raw`\p{Sc}|\d\s?[十百千万萬億亿兆]?(?:${HAN_UNITS})|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS}|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
 /** Dates and times in text, which are figures but never amounts ("2024-05-01", "01/05/2024", "14:30"). */
@@ -813,6 +818,49 @@ const CURRENCIES_OF_WORD: Readonly<Record<string, readonly string[]>> = {
   元: ['cny', 'hkd'],
 };
 
+/**
+ * The currency each country's dollar sign names (COUNTRY_DOLLAR_SIGN), written in capitals as Stripe and banks write
+ * them: `CA$` and `C$` Canadian, `A$` and `AU$` Australian, `HK$`, `S$` and `SG$`, `NZ$`, `US$`, `MX$` the Mexican peso,
+ * `R$` the Brazilian real, `NT$` the New Taiwan dollar. A prefix in small letters (`a$50`) is read as the bare `$`.
+ */
+const COUNTRY_DOLLAR_SIGNS: Readonly<Record<string, string>> = { US: 'usd', CA: 'cad', C: 'cad', AU: 'aud', A: 'aud', HK: 'hkd', SG: 'sgd', S: 'sgd', NZ: 'nzd', MX: 'mxn', R: 'brl', NT: 'twd' };
+/**
+ * The currency a word before `dollars` (or `bucks`) names (`50 Canadian dollars`, `50 New Zealand dollars`, `fifty US
+ * dollars`); other words before it (`50 more dollars`) leave the bare dollar, which may be any of DOLLARS.
+ */
+const DOLLAR_COUNTRIES: Readonly<Record<string, string>> = {
+  us: 'usd',
+  american: 'usd',
+  canadian: 'cad',
+  ca: 'cad',
+  australian: 'aud',
+  aussie: 'aud',
+  au: 'aud',
+  'hong kong': 'hkd',
+  hk: 'hkd',
+  singapore: 'sgd',
+  singaporean: 'sgd',
+  sg: 'sgd',
+  'new zealand': 'nzd',
+  nz: 'nzd',
+  kiwi: 'nzd',
+};
+/** The words DOLLAR_COUNTRIES reads before `dollars` in a sum written in words (SPELLED_SUM: `fifty Canadian dollars`). */
+const DOLLAR_COUNTRY_WORDS = String.raw`(?:u\.?s\.?|american|canadian|australian|aussie|hong[\s-]+kong|hk|singapore|singaporean|new[\s-]+zealand|nz|kiwi)`;
+
+/**
+ * The currencies a currency written as a word or words may mean (UNITS_AFTER's `50 Canadian dollars`, `10 USD`,
+ * `500 quid`): a dollar qualified by its country is that country's (DOLLAR_COUNTRIES), any other word CURRENCIES_OF_WORD's.
+ */
+function currenciesOfWords(written: string): readonly string[] {
+  const words = written.toLowerCase().replaceAll('.', '').split(/[\s-]+/).filter((word) => word !== '');
+  const word = words.at(-1) ?? '';
+  const currencies = CURRENCIES_OF_WORD[word] ?? CURRENCIES_OF_WORD[word.replace(/s$/, '')] ?? [];
+  if (currencies !== DOLLARS) return currencies;
+  const country = DOLLAR_COUNTRIES[words.slice(-3, -1).join(' ')] ?? DOLLAR_COUNTRIES[words.at(-2) ?? ''];
+  return country === undefined ? DOLLARS : [country];
+}
+
 /** The sign `currency` is written with (`$` for usd, cad and aud; `€`; `¥` for jpy and cny), or '' when none is known. */
 function signOf(currency: string): string {
   try {
@@ -824,11 +872,16 @@ function signOf(currency: string): string {
 
 /** Whether a currency written beside a figure (FigureRead's `unit`: a sign, a code or a word for it) may be `currency`. */
 function unitNames(unit: string, currency: string): boolean {
+  const country = /^([A-Za-z]{1,2})\$$/.exec(unit.trim())?.[1];
+  // A country's dollar sign is its currency's; one in small letters (`a$50`) is read as the bare `$`.
+  if (country !== undefined) {
+    const named = COUNTRY_DOLLAR_SIGNS[country];
+    return named === undefined ? signOf(currency).includes('$') : named === currency;
+  }
   const written = unit.trim().toLowerCase();
   if (/^\p{Sc}$/u.test(written)) return signOf(currency).includes(written);
   if (CURRENCY_CODES.split('|').includes(written)) return written === currency;
-  const word = written.split(/[\s.-]+/).at(-1) ?? '';
-  return (CURRENCIES_OF_WORD[word] ?? CURRENCIES_OF_WORD[word.replace(/s$/, '')] ?? []).includes(currency);
+  return currenciesOfWords(written).includes(currency);
 }
 
 /** How many decimals `currency`'s amounts have as Stripe counts them (2 for usd, 0 for jpy, 3 for kwd; 2 when unknown). */
@@ -896,10 +949,10 @@ const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty'
 const SCALES: Readonly<Record<string, number>> = { thousand: 1e3, million: 1e6, billion: 1e9 };
 const NUMBER_WORD = String.raw`(?:${[...TENS, ...SMALL_NUMBERS, 'hundred', ...Object.keys(SCALES)].sort((a, b) => b.length - a.length).join('|')})(?!\p{L})`;
 /**
- * A sum written in words before a currency's code or name (`twenty dollars`, `five thousand yen`, `fifty USD`); not
- * words after a figure (`5 thousand yen` is a figure whose size is not read: MULTIPLIED).
+ * A sum written in words before a currency's code or name (`twenty dollars`, `five thousand yen`, `fifty USD`, `fifty
+ * Canadian dollars`); not words after a figure (`5 thousand yen` is a figure whose size is not read: MULTIPLIED).
  */
-const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD})*)[\s-]+(${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L})`, 'giu');
+const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD})*)[\s-]+(${CURRENCY_CODES}|(?:${DOLLAR_COUNTRY_WORDS}[\s-]+)?(?:${UNIT_WORDS}))(?!\p{L})`, 'giu');
 
 /** The number words in `phrase` (SPELLED_SUM) name, or null when they are not read. */
 function spelledNumber(phrase: string): number | null {
@@ -994,11 +1047,17 @@ function sumsShown(sums: readonly SumRead[], shown: (sum: SumRead) => string): s
 /**
  * A deviation when a well-formed credit's description, the line the customer reads in their balance history (and the
  * receipt signs), names another sum of money than the credit moves (sumsIn; an ambiguous figure names another unless
- * both its readings are the credit), or null. `namedAlready`: the cents a units confusion found by amountOfCall names
- * already, not named twice. Confirming it sends the line as written.
+ * both its readings are the credit), or null. The same rules as a refund's reason (sumsNotAccounted): a line whose
+ * figures explain the amount is taken ("10% of your $100.00 plan" beside 1000, "half of this month's $30.00 fee"
+ * beside 1500, "2 x $5.00 outage days" beside 1000), and a figure the amount is counted in another unit of (countedIn)
+ * is always named. Stricter than a reason in two ways: a figure naming the amount settles nothing ("Credit of $10.00,
+ * the $100.00 plan" beside 1000 is named: the customer reads both), and no sum of the case counts as stated. A sum in
+ * another currency is named, as it explains nothing. `namedAlready`: the cents a units confusion found by amountOfCall
+ * names already, not named twice. Confirming it sends the line as written.
  */
 function otherSumsProblem(asked: number, description: string, currency: string | null, namedAlready: number | null): string | null {
-  const others = sumsIn([{ where: 'its description', text: description }], currency, 'credit').filter((sum) => !namesOnly(sum, asked) && (namedAlready === null || !sum.sums.includes(namedAlready)));
+  const own = { where: 'its description', text: description };
+  const { others } = sumsNotAccounted(asked, sumsIn([own], currency, 'credit'), own, decimalsOf(currency), { stated: [], wholes: [] }, false, namedAlready);
   if (others.length === 0) return null;
   const credited = currency === null ? `${asked} cents` : moneyText(asked, currency);
   const shown = sumsShown(others, (other) => `${other.reads} (${JSON.stringify(cleanModelLine(other.near, 80))})`);
@@ -1038,21 +1097,10 @@ function countedIn(asked: number, sum: number, decimals: number): number | null 
  * amount is recorded as called: confirming sends no more.
  */
 function refundSumsProblem(asked: number, own: CallWords, said: readonly string[], currency: string | null, known: KnownSums, namedAlready: number | null): string | null {
-  const sums = sumsIn(wordsOf(own, said), currency, 'refund');
-  const settled = sums.some((sum) => namesOnly(sum, asked));
   const decimals = decimalsOf(currency);
-  const confusion = (sum: SumRead) => sum.sums.map((reading) => countedIn(asked, reading, decimals)).find((assumed) => assumed !== null) ?? null;
-  // A refund a hundred times a figure (cents counted where the currency has none) is never a part of it, whatever else
-  // the words name; one a hundredth of a figure may be, when the words name the amount too or the figure is the payment's.
-  const confused = (sum: SumRead) => {
-    const assumed = confusion(sum);
-    return assumed !== null && (assumed > decimals || (!settled && !sum.sums.some((reading) => known.wholes.includes(reading))));
-  };
-  const unknown = (sum: SumRead) => !settled && sum.where === own.where && !sum.sums.some((reading) => known.stated.includes(reading));
-  const counted = sums.filter((sum) => namedAlready === null || !sum.sums.includes(namedAlready));
-  const unknowns = counted.filter(unknown);
-  if (!counted.some(confused) && (unknowns.length === 0 || explainedBy(asked, unknowns, sums.filter((sum) => sum.where === own.where), own.text))) return null;
-  const others = counted.filter((sum) => confused(sum) || unknown(sum));
+  const { others, settled } = sumsNotAccounted(asked, sumsIn(wordsOf(own, said), currency, 'refund'), own, decimals, known, true, namedAlready);
+  if (others.length === 0) return null;
+  const confusion = (sum: SumRead) => confusionOf(asked, sum, decimals);
   const refunded = currency === null ? `${asked} cents` : `${asked} (${moneyText(asked, currency)})`;
   const code = currency === null ? 'the currency' : currency.toUpperCase();
   const shown = sumsShown(others, (other) => {
@@ -1062,6 +1110,38 @@ function refundSumsProblem(asked: number, own: CallWords, said: readonly string[
   });
   const named = settled ? 'name that sum, and also' : 'never name that sum and name another';
   return `the model's issue_refund call asked for ${refunded}, but its words ${named}: ${shown}; the ${refunded} it called for is recorded, and confirming this refund sends no more; if its words name what was meant, dismiss this and decide the case again`;
+}
+
+/** The unit a money call counted in when its amount is a figure's sum counted otherwise (countedIn), or null. */
+function confusionOf(asked: number, sum: SumRead, decimals: number): number | null {
+  return sum.sums.map((reading) => countedIn(asked, reading, decimals)).find((assumed) => assumed !== null) ?? null;
+}
+
+/**
+ * The money figures of a money call's words (`sums`, sumsIn) that its amount does not account for, one rule for a
+ * refund's reason (refundSumsProblem) and a credit's description (otherSumsProblem), with `settled`, whether a figure
+ * names the amount and only it. Named: every figure the amount is counted in another unit of (countedIn), wherever it
+ * stands (a refund's prose too): a hundred times one always, a hundredth or a thousandth of one unless a figure naming
+ * the amount settles the words (`settles`) or it is one of the payment's stated sums (`known.wholes`). Then, unless
+ * `settles` and a figure names the amount, every figure of `own` (the call's own text field) that names another sum
+ * and is none the case states (`known.stated`), unless those figures explain the amount (explainedBy: adding up to it,
+ * counted, or a share of one of `own`'s figures). `namedAlready`: the sum a units confusion found by amountOfCall
+ * names already, not named twice. None named: the words account for the amount.
+ */
+function sumsNotAccounted(asked: number, sums: readonly SumRead[], own: CallWords, decimals: number, known: KnownSums, settles: boolean, namedAlready: number | null): { others: SumRead[]; settled: boolean } {
+  const settled = sums.some((sum) => namesOnly(sum, asked));
+  const excused = settles && settled;
+  // An amount a hundred times a figure (cents counted where the currency has none) is never a part of it, whatever else
+  // the words name; one a hundredth of a figure may be, when the words name the amount too or the figure is the payment's.
+  const confused = (sum: SumRead) => {
+    const assumed = confusionOf(asked, sum, decimals);
+    return assumed !== null && (assumed > decimals || (!excused && !sum.sums.some((reading) => known.wholes.includes(reading))));
+  };
+  const unknown = (sum: SumRead) => !excused && sum.where === own.where && !namesOnly(sum, asked) && !sum.sums.some((reading) => known.stated.includes(reading));
+  const counted = sums.filter((sum) => namedAlready === null || !sum.sums.includes(namedAlready));
+  const unknowns = counted.filter(unknown);
+  if (!counted.some(confused) && (unknowns.length === 0 || explainedBy(asked, unknowns, sums.filter((sum) => sum.where === own.where), own.text))) return { others: [], settled };
+  return { others: counted.filter((sum) => confused(sum) || unknown(sum)), settled };
 }
 
 /**
@@ -1100,8 +1180,9 @@ function sharesIn(text: string): number[] {
 }
 
 /**
- * Whether a refund's reason (`text`) explains its amount by the figures it names (`named`, read by sumsIn) when none of
- * them is the amount: the figures the case does not state (`unknown`) add up to it, each taken as many times as the
+ * Whether a money call's own words (`text`: a refund's reason, a credit's description) explain its amount by the
+ * figures they name (`named`, read by sumsIn; sumsNotAccounted): the figures that are not the amount and that the case
+ * does not state (`unknown`) add up to it, each taken as many times as the
  * words count it ("£15 for the jar and £5 postage", "two mugs at $12.00 each"), or it is a share the words name of one
  * figure ("50% of the $40.00 jar", "half of the $40 jar"), rounded either way to the smallest unit.
  */

@@ -64,6 +64,15 @@ export type ReadContext = {
    * the answer "nothing landed" (the credit target's lookup_blind). Absent: the target reads as far back as it can.
    */
   dispatchedAt?: number;
+  /**
+   * For a lookup told `dispatchedAt`: the currency the effect's money was decided in (its open dispatch's `currency`
+   * premise, lowercase), which may not be the recovering worker's own (a credit decided in usd, recovered by a worker
+   * set to jpy during a rolling change of INTERLOCK_CREDIT_CURRENCY). A target whose currency is its configuration (the
+   * credit target) judges what it finds, and states the effect's amount, in it. Absent with `dispatchedAt`: the chain
+   * does not say (a proposal recorded without the premise), so a lookalike of the effect's amount in any currency may be
+   * its send's.
+   */
+  currency?: string;
 };
 
 export interface Target {

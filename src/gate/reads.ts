@@ -77,11 +77,13 @@ export function landingOf(answer: unknown): JsonObject | null {
  * The target's lookup of an effect by its id, bounded: the landed object, or null when nothing landed. Throws when
  * the lookup fails, times out or answers anything else (landingOf); every lookup site settles that as
  * UNRESOLVED:lookup_failed, except a lookup that can never tell again (lookup_blind: settle.ts isBlind), AMBIGUOUS.
- * `dispatchedAt`: the effect's first DISPATCHED entry's time (Redis ms), where the caller knows it
- * (ReadContext.dispatchedAt).
+ * What the caller knows of the open dispatch (`at`, a Holding): `dispatchedAt`, the effect's first DISPATCHED entry's
+ * time (Redis ms; ReadContext.dispatchedAt), and `currency`, the currency premise the dispatch was decided on
+ * (ReadContext.currency), absent when its premises hold none.
  */
-export async function lookUp(ctx: GateContext, effectId: string, effect: Effect, dispatchedAt?: number): Promise<JsonObject | null> {
-  const context: ReadContext = { timeoutMs: ctx.readTimeoutMs, ...(dispatchedAt === undefined ? {} : { dispatchedAt }) };
+export async function lookUp(ctx: GateContext, effectId: string, effect: Effect, at: { dispatchedAt?: number; currency?: string } = {}): Promise<JsonObject | null> {
+  const { dispatchedAt, currency } = at;
+  const context: ReadContext = { timeoutMs: ctx.readTimeoutMs, ...(dispatchedAt === undefined ? {} : { dispatchedAt }), ...(currency === undefined ? {} : { currency }) };
   const answer: unknown = await bounded('the lookup', ctx.readTimeoutMs, () => ctx.target.query(effectId, effect, context));
   return landingOf(answer);
 }

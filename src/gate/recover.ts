@@ -210,6 +210,14 @@ export function createRecover(ctx: GateContext) {
     const firstSend = claim.neverSent && entries.filter((entry) => entry.kind === 'DISPATCHED').length === 1;
     // Nothing of the effect's own can be older than its first dispatch: its lookups read from there (ReadContext.dispatchedAt).
     const firstDispatchAt = entries.find((entry) => entry.kind === 'DISPATCHED')?.at;
+    if (!dispatched) {
+      await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+      return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
+    }
+    const effect = parseEffect(dispatchedEffect(entries, dispatched), 'effect', { recorded: true });
+    // The money its lookups judge is in the currency the open dispatch was decided in, not this worker's own (a credit
+    // decided in usd, recovered by a worker set to jpy): ReadContext.currency. None recorded: the lookup weighs any.
+    const decided = currencyDecidedOn(dispatched.premises, effect.kind, null);
     const holding: Holding = {
       partition,
       effectId,
@@ -219,12 +227,8 @@ export function createRecover(ctx: GateContext) {
       attempt: nextAttempt(ctx),
       ...(firstSend ? { neverSent: true as const } : {}),
       ...(firstDispatchAt === undefined ? {} : { dispatchedAt: firstDispatchAt }),
+      ...(decided === null ? {} : { currency: decided }),
     };
-    if (!dispatched) {
-      await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
-      return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
-    }
-    const effect = parseEffect(dispatchedEffect(entries, dispatched), 'effect', { recorded: true });
     const settled = await settleClaimed(claim, holding, entries, dispatched, effect);
     await watchUnanswered(settled, partition, effect, currencyOfEffectOrCredit(entries, ctx.unanswered?.creditCurrency ?? null), dispatched.at, claim.now);
     return settled;
@@ -386,7 +390,7 @@ export function createRecover(ctx: GateContext) {
             continue;
           }
           try {
-            const found = await lookUp(ctx, effectId, effect, holding.dispatchedAt);
+            const found = await lookUp(ctx, effectId, effect, holding);
             lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };
           } catch (error) {
             if (error instanceof ProcessCrash) throw error;
@@ -452,7 +456,7 @@ export function createRecover(ctx: GateContext) {
     if (target.queryable) {
       let found: JsonObject | null;
       try {
-        found = await lookUp(ctx, effectId, effect, holding.dispatchedAt);
+        found = await lookUp(ctx, effectId, effect, holding);
       } catch (error) {
         if (error instanceof ProcessCrash) throw error;
         if (isBlind(error) && !neverSent) return settleAmbiguous(ctx, holding, blindReason(error), checks);

@@ -27,7 +27,8 @@ import { lookUp } from './reads.js';
  * recovery for such a dispatch none of whose requests ever left (take-over-1's `neverSent`), for its resend.
  */
 /** `dispatchedAt`: when the effect was first dispatched (its first DISPATCHED entry, Redis ms), for its lookups (ReadContext.dispatchedAt). */
-export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string; neverSent?: true; dispatchedAt?: number };
+/** `currency`: the currency premise the open dispatch was decided on, for its lookups (ReadContext.currency); absent when its premises hold none. */
+export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string; neverSent?: true; dispatchedAt?: number; currency?: string };
 
 /**
  * The fields of a landed object its receipt reads: the evidence id (verify.ts), and what the final money is derived
@@ -152,7 +153,7 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
   if (target.queryable && how.nothingLeft !== true) {
     let found: JsonObject | null;
     try {
-      found = await lookUp(ctx, at.effectId, effect, at.dispatchedAt);
+      found = await lookUp(ctx, at.effectId, effect, at);
     } catch (error) {
       // A lookup that can never tell again: the refusal stands when the refused request was the dispatch's only one
       // (a first send: its SDK retries ride its idempotency key, so Stripe replays the one answer), else AMBIGUOUS.

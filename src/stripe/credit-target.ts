@@ -68,6 +68,10 @@
 // finds the premise changed; but recovery refuses on a changed premise only once its lookup answered nothing landed,
 // and the lookup answers lookup_blind: the effect settles AMBIGUOUS, never REFUSED as compensated by others (the
 // refusal stands only for a dispatch none of whose requests left, ReadContext.neverSent, where nothing can be its own).
+// The effect's currency is the one it was decided in (ReadContext.currency, its dispatch's `currency` premise), not
+// this target's own: a worker set to jpy recovering a credit a usd worker sent during a rolling change of
+// INTERLOCK_CREDIT_CURRENCY looks for a usd lookalike, and names the credit's amount as $50.00, not 5000 JPY. A chain
+// that records no currency premise has a lookalike of the amount in any currency.
 // On a test clock the lookalike has no time bound, and cannot have a sound one: the clock does not run but
 // jumps when advanced, and an advance between the dispatch and the lookup (the way a renewal after a crash is tested)
 // puts its frozen_time any distance past the credit's `created`, so no bound taken from it (its frozen_time less the
@@ -203,10 +207,11 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
 
 /**
  * The newest credit that may be the effect's own with its label removed or changed: an adjustment of `amount` cents
- * credited in `currency`, created at or after `since` (Stripe seconds; null: at any time, for a customer on a test
- * clock, whose objects carry the clock's time), whatever its interlock_effect_id says: missing, or naming another id
- * than the effect's (the Dashboard and the API edit metadata freely: a person may clear the id, or overwrite it with a
- * ticket number). It is ruled out only by what says the credit was someone else's: billing's `metadata.incident` (its
+ * credited in `currency` (the one the effect was decided in, ReadContext.currency; null when its chain does not say,
+ * and then in any currency: a wrong "nothing landed" gives cents back, AMBIGUOUS only asks a person), created at or
+ * after `since` (Stripe seconds; null: at any time, for a customer on a test clock, whose objects carry the clock's
+ * time), whatever its interlock_effect_id says: missing, or naming another id than the effect's (the Dashboard and the
+ * API edit metadata freely: a person may clear the id, or overwrite it with a ticket number). It is ruled out only by what says the credit was someone else's: billing's `metadata.incident` (its
  * SLA credit, which incidentCompensation counts as others' compensation; not when the effect's own metadata, `own`,
  * wrote that key with that value) or an interlock_incident naming another incident (which the send writes as the
  * effect's own, and no effect's metadata can name). Keys added do not rule it out (a person tidying up adds a note).
@@ -219,7 +224,7 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
  * Asked only once findOwn found none: a credit of `amount` carrying the effect's own id is its own, never a lookalike.
  * Null when there is none.
  */
-export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanceTransaction[], amount: number, incident: string, currency: string, since: number | null, own: Readonly<Record<string, string>> = {}): Stripe.CustomerBalanceTransaction | null {
+export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanceTransaction[], amount: number, incident: string, currency: string | null, since: number | null, own: Readonly<Record<string, string>> = {}): Stripe.CustomerBalanceTransaction | null {
   const labelled = (value: string | undefined) => value !== undefined && value !== '';
   const billings = (metadata: Stripe.Metadata) => labelled(metadata['incident']) && own['incident'] !== metadata['incident'];
   return (
@@ -228,7 +233,7 @@ export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanc
       return (
         transaction.type === 'adjustment' &&
         transaction.amount === -amount &&
-        transaction.currency.toLowerCase() === currency &&
+        (currency === null || transaction.currency.toLowerCase() === currency) &&
         (since === null || transaction.created >= since) &&
         !billings(metadata) &&
         (!labelled(metadata[INCIDENT_KEY]) || metadata[INCIDENT_KEY] === incident)
@@ -490,16 +495,16 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   }
 
   /**
-   * Why the lookup cannot tell whether the credit of `amount` cents landed on a customer whose balance transactions
-   * Stripe will not list: `known`, deleted (lookup_blind, for good), or there and 404ing the list all the same
-   * (lookup_failed, for now).
+   * Why the lookup cannot tell whether the credit of `amount` cents, in `decided` (the currency it was decided in),
+   * landed on a customer whose balance transactions Stripe will not list: `known`, deleted (lookup_blind, for good), or
+   * there and 404ing the list all the same (lookup_failed, for now).
    */
-  function unlisted(customer: string, known: Stripe.Customer | Stripe.DeletedCustomer, effectId: string, amount: number, cause?: unknown): InterlockError {
+  function unlisted(customer: string, known: Stripe.Customer | Stripe.DeletedCustomer, effectId: string, amount: number, decided: string, cause?: unknown): InterlockError {
     const deleted = 'deleted' in known && known.deleted === true;
     const why = deleted ? 'was deleted at Stripe, which no longer lists its balance transactions' : "exists at Stripe, but the list of its balance transactions answered 404 No such customer";
     return new InterlockError(
       deleted ? 'lookup_blind' : 'lookup_failed',
-      `Customer ${customer} ${why}, so whether this effect's credit of ${moneyText(amount, currency)} landed cannot be read; check the customer's credit balance history in the Dashboard (metadata ${EFFECT_ID_KEY} = ${effectId})`,
+      `Customer ${customer} ${why}, so whether this effect's credit of ${moneyText(amount, decided)} landed cannot be read; check the customer's credit balance history in the Dashboard (metadata ${EFFECT_ID_KEY} = ${effectId})`,
       cause === undefined ? undefined : { cause },
     );
   }
@@ -552,13 +557,18 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     async query(effectId, effect, context: ReadContext) {
       const { customer, amount, incident, metadata } = creditOf(effect);
       const budget = readBudget(context.timeoutMs);
+      // The effect's money is in the currency it was decided in, which a worker recovering it during a rolling change of
+      // INTERLOCK_CREDIT_CURRENCY does not give credits in (ReadContext.currency): its credit landed in that one. Said
+      // in this target's own where the gate did not say, as currencyOfEffectOrCredit does.
+      const told = context.currency?.toLowerCase() ?? null;
+      const decided = told ?? currency;
       // Told the first dispatch: read from it on (created[gte], Stripe seconds), and watch for a lookalike made since
       // (`since` null: the customer is on a test clock, whose created times say nothing of when, so read it all).
       let window: { since: number | null } | null = null;
       if (context.dispatchedAt !== undefined) {
         const known = await customerIfKnown(customer, budget);
         if (known === null) return null;
-        if ('deleted' in known && known.deleted === true) throw unlisted(customer, known, effectId, amount);
+        if ('deleted' in known && known.deleted === true) throw unlisted(customer, known, effectId, amount, decided);
         const clocked = (known as Stripe.Customer).test_clock !== null && (known as Stripe.Customer).test_clock !== undefined;
         window = { since: clocked ? null : Math.floor((context.dispatchedAt - DISPATCH_SKEW_MS) / 1000) };
       }
@@ -576,17 +586,18 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         // credit may sit on the deleted customer. For a deleted customer the lookup will never see again (lookup_blind),
         // and the gate settles the effect AMBIGUOUS (its cents held, a person asked); otherwise it is a lookup that
         // failed for now (lookup_failed), asked again at the next pass.
-        throw unlisted(customer, known, effectId, amount, error);
+        throw unlisted(customer, known, effectId, amount, decided, error);
       }
       const found = findOwn(transactions, effectId, (transaction) => transaction.amount === -amount);
       if (found === null) {
-        const lookalike = window === null ? null : unlabelledLookalike(transactions, amount, incident, currency, window.since, metadata);
+        // A chain that records no currency for the effect: a lookalike in any currency may be its credit.
+        const lookalike = window === null ? null : unlabelledLookalike(transactions, amount, incident, told, window.since, metadata);
         if (lookalike === null || window === null) return null;
         // Not null (see the header): it may be this credit with its label removed or changed, and only a person can tell.
         const made = window.since === null ? "on the customer's test clock" : `at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched`;
         throw new InterlockError(
           'lookup_blind',
-          `Customer ${customer} has no balance transaction carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's credit of ${moneyText(amount, currency)}, but ${lookalike.id}, a credit of ${moneyText(amount, currency)} created ${made}, ${labelWords(lookalike.metadata)}: it may be this effect's credit with its metadata edited, so whether this credit landed cannot be read. Check ${lookalike.id} in the customer's credit balance history in the Dashboard (who made it, and whether it is the credit for incident ${incident}); credit the customer by hand only if it is not`,
+          `Customer ${customer} has no balance transaction carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's credit of ${moneyText(amount, decided)}, but ${lookalike.id}, a credit of ${moneyText(amount, lookalike.currency.toLowerCase())} created ${made}, ${labelWords(lookalike.metadata)}: it may be this effect's credit with its metadata edited, so whether this credit landed cannot be read. Check ${lookalike.id} in the customer's credit balance history in the Dashboard (who made it, and whether it is the credit for incident ${incident}); credit the customer by hand only if it is not`,
         );
       }
       const summary: JsonObject = balanceCreditSummary(found.own);

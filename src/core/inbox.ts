@@ -54,7 +54,8 @@ const REAPPROVAL_REFUSALS: readonly string[] = ['REFUSED:lease', 'REFUSED:over_c
  * it may be re-approved under a new approval (new premises read now, through the gate). An exposure is money
  * already out: the answer is at Stripe (the dispute), so it is dismissed with a note saying what was done. A failed
  * case moved no money and has no effect to re-approve: what decides it is the case submitted again (caseFailureAdvice),
- * and the item is dismissed once a person has seen to that.
+ * and the item is dismissed once a person has seen to that. An item's own actions may offer fewer (itemActions: a
+ * credit whose currency changed is not re-approved).
  */
 export const ALLOWED_ACTIONS: Record<InboxKind, readonly OperatorAction[]> = {
   ambiguous: ['resolve', 'dismiss'],
@@ -66,6 +67,30 @@ export const ALLOWED_ACTIONS: Record<InboxKind, readonly OperatorAction[]> = {
   reapproval_refused: ['reapprove', 'dismiss'],
   case_failed: ['dismiss'],
 };
+
+/**
+ * The change of a credit's `currency` premise an item lists, or null when it lists none (or the item is no credit's: a
+ * credit's subject is `customer:<id>`, core/effects.ts). A credit's `currency` is the one the credit target gives
+ * credits in (INTERLOCK_CREDIT_CURRENCY), and its amount counts that currency's smallest unit: a credit decided as ¥5,000
+ * and refused by a worker set to usd would, re-approved there, send the same 5000 as $50.00, another sum of money than
+ * the one decided and approved (an approval's cap is a number with no currency, so it would not catch it). Such an
+ * item is not re-approved (itemActions); the credit is decided again in the new currency.
+ */
+export function creditCurrencyChange(item: { subject: string; changes: readonly PremiseChange[] }): PremiseChange | null {
+  if (!item.subject.startsWith('customer:')) return null;
+  const lower = (value: Json) => (typeof value === 'string' ? value.toLowerCase() : value);
+  return item.changes.find((change) => change.field === 'currency' && canonicalJson(lower(change.was)) !== canonicalJson(lower(change.now))) ?? null;
+}
+
+/**
+ * What a person may do with an item as its kind allows (ALLOWED_ACTIONS), but for a credit whose currency changed
+ * (creditCurrencyChange), which is not re-approved: one rule wherever an item's actions are written (when it opens,
+ * when a re-approval brings its changes up to date), so the page, the CLI and the API offer the same.
+ */
+export function itemActions(item: { kind: InboxKind; subject: string; changes: readonly PremiseChange[] }): OperatorAction[] {
+  const allowed = [...ALLOWED_ACTIONS[item.kind]];
+  return creditCurrencyChange(item) === null ? allowed : allowed.filter((action) => action !== 'reapprove');
+}
 
 export type InboxItemDraft = {
   id: string;
@@ -312,7 +337,7 @@ export function inboxItemFor(effectId: string, subject: string, entries: readonl
     if (refused) happened = `${happened} (${refused.reason})`;
     if (kind === 'reapproval_refused') happened = `${happened} This was the re-approval of item ${reapproved?.slice(0, 100) ?? 'unknown'}, which is closed.`;
   }
-  return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, currency: currencyOfEffectOrCredit(entries, creditCurrency), changes, actions: [...ALLOWED_ACTIONS[kind]], detail: null };
+  return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, currency: currencyOfEffectOrCredit(entries, creditCurrency), changes, actions: itemActions({ kind, subject, changes }), detail: null };
 }
 
 /**

@@ -15,6 +15,11 @@
 // compensated, even in part (incident_already_compensated), or one in another currency than the customer is billed in
 // (currency_mismatch). Re-approved, it would close the item for good and end on that refusal, nothing said of what to
 // do; the refusal says it instead (what is still owed goes by hand in the Stripe Dashboard).
+// A credit is never re-approved in another currency than the one it was decided in (currencyMoved): its amount counts
+// the smallest unit of the currency credits are given in (INTERLOCK_CREDIT_CURRENCY), so a credit decided as ¥5,000
+// and re-approved where credits are given in usd would send $50.00, and the approval's cap, a number with no
+// currency, would not catch it. An item listing that change does not offer it (core/inbox.ts itemActions), and one
+// whose facts read now give another currency is refused too; either way nothing is written and the item stays open.
 // Only the payload (what to refund or credit) is carried over. The old effect's receipt gets a RESOLVED entry naming
 // the new request, so the two are linked both ways (the new proposal's `request` names the item it re-approves).
 import { randomBytes } from 'node:crypto';
@@ -25,7 +30,7 @@ import { approvalProblems } from '../core/approval.js';
 import { currencyOfEffect } from '../core/effect-currency.js';
 import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
-import { decidedPremises, factChanges, factsShown, factsShownHash, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
+import { creditCurrencyChange, decidedPremises, factChanges, factsShown, factsShownHash, itemActions, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { moneyText } from '../core/money-text.js';
 import type { Proposal } from '../core/proposal.js';
@@ -125,11 +130,23 @@ function closingNote(item: InboxItem, notes: readonly Note[], own: { field: stri
 }
 
 /**
+ * Why a credit of `amount` decided in `decided` is not re-approved where credits are given in `given` now: the same
+ * number is another sum of money there, so it would not be the credit the person approved.
+ */
+function currencyMoved(amount: number, decided: string, given: string): string {
+  const [was, now] = [decided.toUpperCase(), given.toUpperCase()];
+  return `the credit was decided and approved in ${was}, as ${moneyText(amount, decided)}, and this service now gives credits in ${now} (INTERLOCK_CREDIT_CURRENCY), so re-approving it would send ${amount} in ${now}, ${moneyText(amount, given)}: another sum of money than the one decided. Dismiss this item with a note, and decide the credit again in ${now} (a new request, POST /v1/credits or npx interlock credit, or a new case)`;
+}
+
+/**
  * Why a credit re-approved on `premises` (the facts read at the click) is certain to be refused before its send, or
- * null when nothing in them says so (a refund, facts the reader does not name). `currency`: the credit's, for the sums.
+ * would move another sum of money than the one decided, or null when nothing in them says so (a refund, facts the
+ * reader does not name). `currency`: the credit's as decided (refusedChainOf), for the sums.
  */
 function creditRefusedOn(effect: Effect, premises: JsonObject, currency: string | null): string | null {
   if (effect.kind !== 'credit') return null;
+  const givenNow = premises['currency'];
+  if (typeof givenNow === 'string' && currency !== null && givenNow.toLowerCase() !== currency.toLowerCase()) return currencyMoved(effect.amount, currency, givenNow.toLowerCase());
   const compensated = premises['incident_compensation'];
   if (typeof compensated === 'number' && Number.isFinite(compensated) && compensated > 0) {
     return `incident ${effect.incident} of customer ${effect.customer} was compensated ${moneyText(compensated, currency)} already by others (incident_compensation in the facts read at Stripe now), and Interlock credits an incident once: the credit would be refused before the send (incident_already_compensated), with this item closed. If the customer is still owed money, credit the remainder by hand in the Stripe Dashboard (the customer's credit balance), or, if it is owed for a separate incident, send it under that incident's id; then dismiss this item with a note saying so`;
@@ -232,7 +249,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
    */
   async function factsChangedSinceShown(item: InboxItem, decided: JsonObject, now: JsonObject, unseen: readonly PremiseChange[]): Promise<InterlockError> {
     const changes = factChanges(decided, now);
-    await inbox.refresh(item.id, (known) => ({ ...known, changes }));
+    await inbox.refresh(item.id, (known) => ({ ...known, changes, actions: itemActions({ ...known, changes }) }));
     const quoted = (value: unknown) => {
       const text = canonicalJson(value);
       return text.length > 200 ? `${text.slice(0, 200)}…` : text;
@@ -294,6 +311,13 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const effectId = reapprovalEffectId(id);
       const closure = item.closure;
       const replay = repeats(closure, request);
+      // A credit whose currency changed is not re-approved (itemActions offers no re-approval): act() would close the
+      // item with no new request, so it is refused here, the item left open, saying what to do instead.
+      const moved = closure === null ? creditCurrencyChange(item) : null;
+      if (moved !== null && typeof moved.was === 'string' && typeof moved.now === 'string') {
+        throw new InterlockError('action_not_allowed', `Item ${id} cannot be re-approved: ${currencyMoved(item.centsAtStake, moved.was.toLowerCase(), moved.now.toLowerCase())}. Nothing was recorded, and the item stays open.`);
+      }
+      if (moved !== null) throw new InterlockError('action_not_allowed', `Item ${id} cannot be re-approved: the currency of its credit changed (${canonicalJson(moved.was).slice(0, 40)} then, ${canonicalJson(moved.now).slice(0, 40)} now), and a credit is never re-approved in another currency than the one it was decided in. Dismiss it with a note, and decide the credit again. Nothing was recorded, and the item stays open.`);
       if (!item.actions.includes('reapprove') || (closure !== null && !replay)) {
         // The store names who acted, or which actions the kind allows.
         await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note });

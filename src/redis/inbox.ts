@@ -12,7 +12,7 @@
 // person's dismissal, whose closure keeps who, when and why, or by the decisions worker once the case is decided or
 // fails again (openCaseFailure, closeCaseFailures). A case's open items are indexed by case (keys.inboxCaseFailures)
 // in the same scripts that open and close them, so finding them costs the same whatever else the inbox holds.
-import { actionsOf, decidedPremises, exposureDisputesDecided, factsShownHash, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import { actionsOf, creditCurrencyChange, decidedPremises, exposureDisputesDecided, factsShownHash, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -160,7 +160,9 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     const fields = partition === null ? [] : await redis.hmget(keys.state(partition, item.effectId), `i:${item.id}`, 'head', 'committed', 'ambiguous', 'reapproved');
     const [acted = null, head = null, committed = null, ambiguous = null, reapproved = null] = fields;
     const state = head === null ? null : { committed: committed === '1', ambiguous: ambiguous === '1', reapproved: (reapproved ?? '') !== '' };
-    return { partition, acted, actions: item.actions.filter((action) => actionStands(action, state)) };
+    // An item an earlier version opened may list reapprove on a credit whose currency changed (itemActions leaves it off now).
+    const reapprovable = creditCurrencyChange(item) === null;
+    return { partition, acted, actions: item.actions.filter((action) => actionStands(action, state) && (action !== 'reapprove' || reapprovable)) };
   }
 
   /**

@@ -289,7 +289,9 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
   });
 
   it('does not trust a tier-2 lookup that finds nothing before the sender stopped (its deadline, or its proven death) + settle margin, and waits for exactly that instant', async () => {
-    world = await gateWorld({ target: { tier: 2 } });
+    // A settle margin wide enough that the second pass below still comes before it on a loaded machine (300 ms did not
+    // always: the pass then settled, rightly, and the assertion that it waits failed).
+    world = await gateWorld({ target: { tier: 2 }, config: { settleMarginMs: 3_000 } });
     const { a, b, approval } = await twoNodes();
     world.target.inject({ kind: 'crash-before-send' });
     const effectId = await submitAndCrash(a, refundProposal({ approval }));

@@ -144,6 +144,23 @@ function standingOf(state: EffectState, entries: readonly Entry[], effect: JsonO
   return dispatchBlocker(entries, effect) !== null ? 'final' : null;
 }
 
+/**
+ * Why a later decision of a credit's request moves another sum of money than its first under the same payload, or
+ * null: a credit's amount counts the smallest unit of the currency it was decided in (its `currency` premise), which
+ * its payload does not name, so 5000 decided in jpy and decided again where credits are given in usd (a rolling change
+ * of INTERLOCK_CREDIT_CURRENCY, the same body posted again after the refusal) would be $50.00 where ¥5,000 was decided.
+ * A refund's currency is its payment's, which never changes. Refused as another payload (I5): the first decision's
+ * money is the request's.
+ */
+function otherCurrency(entries: readonly Entry[], effect: Effect, premises: JsonObject): string | null {
+  if (effect.kind !== 'credit') return null;
+  const code = (value: unknown) => (typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toLowerCase() : null);
+  const was = code(firstProposal(entries)?.premises.currency);
+  const now = code(premises.currency);
+  if (was === null || now === null || was === now) return null;
+  return `this request id was first decided in ${was.toUpperCase()}, and this decision is in ${now.toUpperCase()}, where the same amount is another sum of money; the recorded payload stands (decide the credit again under a new request id)`;
+}
+
 function existing(effectId: string, subject: string, proposal: Proposal, effect: Effect, entries: readonly Entry[]): Extract<Recorded, { status: 'exists' }> {
   const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
   return { status: 'exists', effectId, subject, proposal, effect, outcome: currentOutcome(entries), open: openDispatch(entries) !== null, proposals };
@@ -235,6 +252,8 @@ export function createRecorder(deps: RecorderDeps) {
       const [{ state }, entries] = await Promise.all([journal.readState(facts.subject, effectId), journal.entries(facts.subject, effectId)]);
       const standing = standingOf(state, entries, proposal.effect);
       if (standing === 'conflict') return conflict(facts.subject, effectId, proposal, OTHER_PAYLOAD, facts);
+      const otherMoney = standing === null ? otherCurrency(entries, effect, proposal.premises) : null;
+      if (otherMoney !== null) return conflict(facts.subject, effectId, proposal, otherMoney, facts);
       const latest = [...entries].reverse().find((entry) => entry.kind === 'PROPOSED');
       const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
       if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || standing === 'final' || (options.firstOnly === true && proposals > 0)) {

@@ -87,6 +87,11 @@ export function effectsRoutes(context: ApiContext): Route[] {
       throw error;
     }
     if (recorded.status === 'conflict') {
+      // The same payload decided in another currency (a credit's, src/gate/record.ts otherCurrency) is another sum of
+      // money: its reason says which currencies.
+      if (recorded.reason.includes(' first decided in ')) {
+        throw apiError('conflicting_payload', `Request ${body.request_id} (effect ${recorded.effectId}): ${recorded.reason}. This one was not sent (REFUSED:conflicting_payload); the attempt is noted on that effect's receipt as evidence (each distinct payload once, at most ${CONFLICT_EVIDENCE_MAX}).`);
+      }
       throw apiError('conflicting_payload', `Request ${body.request_id} was first decided with another payload (effect ${recorded.effectId}); the recorded payload stands and this one was not sent (REFUSED:conflicting_payload). The attempt is noted on that effect's receipt as evidence (each distinct payload once, at most ${CONFLICT_EVIDENCE_MAX}).`);
     }
     let entries = await stores.journal.entries(recorded.subject, recorded.effectId);

@@ -99,7 +99,7 @@ function changeExplained(kind: EffectKind | null, field: string, was: Json, now:
   // Only two currency codes say that much: anything else was a caller's own statement, which the change already quotes.
   const code = (value: Json): value is string => typeof value === 'string' && /^[a-z]{3}$/.test(value);
   if (!code(was) || !code(now)) return '';
-  return `, since the worker that would send this credit gives credits in ${now} (INTERLOCK_CREDIT_CURRENCY), not in ${was}, the currency it was decided and approved in: the same amount is another sum of money there. Decide the credit again in ${now}, or give credits in ${was} again if the setting changed by mistake`;
+  return `, since the worker that would send this credit gives credits in ${now} (INTERLOCK_CREDIT_CURRENCY), not in ${was}, the currency it was decided and approved in: the same amount is another sum of money there. Decide the credit again in ${now} under a new request id, or give credits in ${was} again if the setting changed by mistake`;
 }
 
 /**

@@ -65,7 +65,7 @@ describe('a credit whose decided currency is not one a worker could give credits
 
   it('decided usd, given in jpy now: names the setting, each currency a code', () => {
     const [violation = ''] = comparePremises({ currency: 'usd' }, { currency: 'jpy' }, 'credit').violations;
-    expect(violation).toBe('currency: was "usd", now "jpy", since the worker that would send this credit gives credits in jpy (INTERLOCK_CREDIT_CURRENCY), not in usd, the currency it was decided and approved in: the same amount is another sum of money there. Decide the credit again in jpy, or give credits in usd again if the setting changed by mistake');
+    expect(violation).toBe('currency: was "usd", now "jpy", since the worker that would send this credit gives credits in jpy (INTERLOCK_CREDIT_CURRENCY), not in usd, the currency it was decided and approved in: the same amount is another sum of money there. Decide the credit again in jpy under a new request id, or give credits in usd again if the setting changed by mistake');
   });
 });
 

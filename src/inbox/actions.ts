@@ -19,7 +19,11 @@
 // the smallest unit of the currency credits are given in (INTERLOCK_CREDIT_CURRENCY), so a credit decided as ¥5,000
 // and re-approved where credits are given in usd would send $50.00, and the approval's cap, a number with no
 // currency, would not catch it. An item listing that change does not offer it (core/inbox.ts itemActions), and one
-// whose facts read now give another currency is refused too; either way nothing is written and the item stays open.
+// whose facts read now give another currency than the credit was decided in, or than the item shows it in (a request
+// re-decided in another currency since the item opened), is refused too; either way nothing is written and the item
+// stays open. The change an item lists is judged on the facts read at the click, not on the item's record of them:
+// facts that give the credit's currency again (a rolling change rolled back) bring the item up to date, its
+// re-approval offered again, as for any facts that changed since it showed them.
 // Only the payload (what to refund or credit) is carried over. The old effect's receipt gets a RESOLVED entry naming
 // the new request, so the two are linked both ways (the new proposal's `request` names the item it re-approves).
 import { randomBytes } from 'node:crypto';
@@ -139,14 +143,28 @@ function currencyMoved(amount: number, decided: string, given: string): string {
 }
 
 /**
+ * currencyMoved when the currency `premises` (the facts read at the click) give credits in is not every one of
+ * `decidedIn` (the currencies the credit was decided in and shown in; null for one unknown), else null (as when the
+ * facts name no currency). The first that differs is named: list the one the person read first.
+ */
+function creditCurrencyMoved(amount: number, decidedIn: readonly (string | null)[], premises: JsonObject): string | null {
+  const given = premises['currency'];
+  if (typeof given !== 'string') return null;
+  const other = decidedIn.find((code): code is string => code !== null && code.toLowerCase() !== given.toLowerCase());
+  return other === undefined ? null : currencyMoved(amount, other.toLowerCase(), given.toLowerCase());
+}
+
+/**
  * Why a credit re-approved on `premises` (the facts read at the click) is certain to be refused before its send, or
  * would move another sum of money than the one decided, or null when nothing in them says so (a refund, facts the
- * reader does not name). `currency`: the credit's as decided (refusedChainOf), for the sums.
+ * reader does not name). `currency`: the credit's as decided (refusedChainOf), for the sums. `shownIn`: the currency
+ * its item shows (InboxItem.currency, what the person read): the request may have been decided again in another since
+ * the item opened, and the credit is not sent in another currency than the one the person approved it in either.
  */
-function creditRefusedOn(effect: Effect, premises: JsonObject, currency: string | null): string | null {
+function creditRefusedOn(effect: Effect, premises: JsonObject, currency: string | null, shownIn: string | null): string | null {
   if (effect.kind !== 'credit') return null;
-  const givenNow = premises['currency'];
-  if (typeof givenNow === 'string' && currency !== null && givenNow.toLowerCase() !== currency.toLowerCase()) return currencyMoved(effect.amount, currency, givenNow.toLowerCase());
+  const moved = creditCurrencyMoved(effect.amount, [shownIn, currency], premises);
+  if (moved !== null) return moved;
   const compensated = premises['incident_compensation'];
   if (typeof compensated === 'number' && Number.isFinite(compensated) && compensated > 0) {
     return `incident ${effect.incident} of customer ${effect.customer} was compensated ${moneyText(compensated, currency)} already by others (incident_compensation in the facts read at Stripe now), and Interlock credits an incident once: the credit would be refused before the send (incident_already_compensated), with this item closed. If the customer is still owed money, credit the remainder by hand in the Stripe Dashboard (the customer's credit balance), or, if it is owed for a separate incident, send it under that incident's id; then dismiss this item with a note saying so`;
@@ -262,6 +280,28 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     );
   }
 
+  /**
+   * The answer to a re-approval of an item listing a change of its credit's currency (creditCurrencyChange), judged on
+   * the facts read now: facts giving another currency than the credit was decided or shown in refuse it (currencyMoved,
+   * naming the currency read now); facts giving that currency again no longer bear the listed change out (a rolling
+   * change rolled back), so the item is brought up to date as for any facts that changed since it showed them
+   * (factsChangedSinceShown), offering its re-approval again when nothing else stands against it, to be read and
+   * decided on anew. Nothing is recorded and the item stays open either way.
+   */
+  async function currencyChangeJudged(item: InboxItem, moved: PremiseChange): Promise<InterlockError> {
+    const { effect, currency, decided } = await refusedChainOf(journal, item);
+    const premises = await deps.readFacts(effect, reapprovalEffectId(item.id));
+    const amount = effectFactsOrNull(effect)?.amount ?? item.centsAtStake;
+    const refused = creditCurrencyMoved(amount, [item.currency ?? null, currency, typeof moved.was === 'string' ? moved.was : null], premises);
+    if (refused !== null) return new InterlockError('action_not_allowed', `Item ${item.id} cannot be re-approved: ${refused}. Nothing was recorded, and the item stays open.`);
+    const given = premises['currency'];
+    if (typeof given !== 'string') {
+      return new InterlockError('action_not_allowed', `Item ${item.id} cannot be re-approved: the currency of its credit changed (${canonicalJson(moved.was).slice(0, 40)} decided, ${canonicalJson(moved.now).slice(0, 40)} when it was refused), and the facts read now name no currency (${canonicalJson(given ?? null).slice(0, 40)}) to tell which one credits are given in; a credit is never re-approved in another currency than the one it was decided in. Dismiss it with a note, and decide the credit again. Nothing was recorded, and the item stays open.`);
+    }
+    const unseen = factChanges(factsShown(decided, item.changes), premises);
+    return factsChangedSinceShown(item, decided, premises, unseen.length > 0 ? unseen : [{ field: 'currency', was: moved.now, now: given }]);
+  }
+
   async function itemOr404(id: string): Promise<InboxItem> {
     const item = await inbox.get(id);
     if (item === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
@@ -311,13 +351,11 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const effectId = reapprovalEffectId(id);
       const closure = item.closure;
       const replay = repeats(closure, request);
-      // A credit whose currency changed is not re-approved (itemActions offers no re-approval): act() would close the
-      // item with no new request, so it is refused here, the item left open, saying what to do instead.
+      // A credit whose currency changed is not re-approved (itemActions offers no re-approval): act() would refuse it
+      // as not offered, saying nothing of why nor whether the change still holds. It is judged on the facts read now
+      // instead (currencyChangeJudged), the item left open, and brought up to date when the change no longer holds.
       const moved = closure === null ? creditCurrencyChange(item) : null;
-      if (moved !== null && typeof moved.was === 'string' && typeof moved.now === 'string') {
-        throw new InterlockError('action_not_allowed', `Item ${id} cannot be re-approved: ${currencyMoved(item.centsAtStake, moved.was.toLowerCase(), moved.now.toLowerCase())}. Nothing was recorded, and the item stays open.`);
-      }
-      if (moved !== null) throw new InterlockError('action_not_allowed', `Item ${id} cannot be re-approved: the currency of its credit changed (${canonicalJson(moved.was).slice(0, 40)} then, ${canonicalJson(moved.now).slice(0, 40)} now), and a credit is never re-approved in another currency than the one it was decided in. Dismiss it with a note, and decide the credit again. Nothing was recorded, and the item stays open.`);
+      if (moved !== null) throw await currencyChangeJudged(item, moved);
       if (!item.actions.includes('reapprove') || (closure !== null && !replay)) {
         // The store names who acted, or which actions the kind allows.
         await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note });
@@ -366,7 +404,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
         throw await factsChangedSinceShown(item, decided, premises, unseen);
       }
       // The facts are the ones shown, and they say the credit cannot go out: refused while the item is open, not after.
-      const refusedOn = creditRefusedOn(effect, premises, currency);
+      const refusedOn = creditRefusedOn(effect, premises, currency, item.currency ?? null);
       if (refusedOn !== null) {
         const twin = await twinClosed();
         if (twin !== null) return twin;

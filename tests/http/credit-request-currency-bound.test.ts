@@ -6,15 +6,15 @@
 // currency is still a re-decision (202).
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { effectIdFor } from '../../src/interlock.js';
 import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { bearer, creditBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { YEN_CREDITS, yenFacts, grantOn, refusedYenCredit } from './yen-credits.js';
+import { bearer, startRig, TOKENS, type Rig } from './rig.js';
 
 let rig: Rig;
 let make: ItemMaker;
 
 beforeAll(async () => {
-  rig = await startRig({ config: { creditCurrency: 'jpy' }, deps: { premises: { refund: ['chargebacks', 'refunded_by_others', 'currency'], credit: ['subscription_status', 'incident_compensation', 'currency'] } } });
+  rig = await startRig(YEN_CREDITS);
   make = await createItemMaker(rig);
 });
 afterAll(async () => {
@@ -22,30 +22,15 @@ afterAll(async () => {
   await rig.close();
 });
 
-const facts = (overrides: Record<string, string | number>) => ({ subscription_status: 'active', incident_compensation: 0, currency: 'jpy', ...overrides });
+const facts = yenFacts;
 
-async function grant(customer: string): Promise<string> {
-  const approval = `ap_${uid()}`;
-  const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: approval, approver: 'alex', cap_cents: 20_000, scope: `customer:${customer}`, max_uses: 5 });
-  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-  return approval;
-}
+const grant = (customer: string) => grantOn(rig, customer);
 
-/** A credit of 5000 decided in jpy and refused on `then` (a stale premise): its body and effect id. */
-async function refusedYenCredit(then: Record<string, string | number>): Promise<{ customer: string; body: Record<string, unknown>; effectId: string }> {
-  const customer = `cus_${uid()}`;
-  rig.target.world.set(`customer:${customer}`, facts({}));
-  const body = creditBody({ customer, amount: 5_000, incident: `INC-${uid()}`, approval: await grant(customer) });
-  expect((await request(rig.app).post('/v1/credits').set(bearer(TOKENS.support)).send(body)).status).toBe(202);
-  const effectId = effectIdFor({ requestId: String(body.request_id), effect: null });
-  rig.target.world.set(`customer:${customer}`, facts(then));
-  expect(await make.submitLatest(effectId)).toBe('REFUSED:stale_premise');
-  return { customer, body, effectId };
-}
+const refused = (then: Record<string, string | number>, through = rig.app) => refusedYenCredit(rig, make, then, through);
 
 describe('a credit request decided in jpy, posted again after credits are given in usd', () => {
   it('is refused as another payload naming both currencies, nothing recorded or sent', async () => {
-    const { customer, body, effectId } = await refusedYenCredit({ currency: 'usd' });
+    const { customer, body, effectId } = await refused({ currency: 'usd' });
     const before = (await request(rig.app).get(`/v1/effects/${effectId}`).set(bearer(TOKENS.auditor))).body.journal.length as number;
     const again = await request(rig.app).post('/v1/credits').set(bearer(TOKENS.support)).send({ ...body, approval: await grant(customer) });
     expect(again.status, JSON.stringify(again.body)).toBe(409);
@@ -59,7 +44,7 @@ describe('a credit request decided in jpy, posted again after credits are given 
   });
 
   it('decided again in its own currency (another premise changed back) it is a re-decision, 202', async () => {
-    const { customer, body, effectId } = await refusedYenCredit({ subscription_status: 'canceled' });
+    const { customer, body, effectId } = await refused({ subscription_status: 'canceled' });
     rig.target.world.set(`customer:${customer}`, facts({}));
     const again = await request(rig.app).post('/v1/credits').set(bearer(TOKENS.support)).send({ ...body, approval: await grant(customer) });
     expect(again.status, JSON.stringify(again.body)).toBe(202);

@@ -4,19 +4,18 @@
 // the item is brought up to date (facts_changed), offering it again, and any refusal names the currency read now. An
 // item showing a credit in jpy is never re-approved where the facts give usd, even when its request was decided
 // again in usd since the item opened (the same 5000 would go out as $50.00).
-import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, reapprovalRequestId } from '../../src/interlock.js';
-import { createApp } from '../../webhooks/app.js';
 import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { bearer, creditBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { YEN_CREDITS, yenFacts, grantOn, refusedYenCredit, appWithoutCurrency } from './yen-credits.js';
+import { bearer, startRig, TOKENS, type Rig } from './rig.js';
 
 let rig: Rig;
 let make: ItemMaker;
 
 beforeAll(async () => {
-  rig = await startRig({ config: { creditCurrency: 'jpy' }, deps: { premises: { refund: ['chargebacks', 'refunded_by_others', 'currency'], credit: ['subscription_status', 'incident_compensation', 'currency'] } } });
+  rig = await startRig(YEN_CREDITS);
   make = await createItemMaker(rig);
 });
 afterAll(async () => {
@@ -24,34 +23,17 @@ afterAll(async () => {
   await rig.close();
 });
 
-const facts = (overrides: Record<string, string | number>) => ({ subscription_status: 'active', incident_compensation: 0, currency: 'jpy', ...overrides });
+const facts = yenFacts;
 
-async function grant(customer: string): Promise<string> {
-  const approval = `ap_${uid()}`;
-  const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: approval, approver: 'alex', cap_cents: 20_000, scope: `customer:${customer}`, max_uses: 5 });
-  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-  return approval;
-}
+const grant = (customer: string) => grantOn(rig, customer);
 
-/** A credit of 5000 decided in jpy through `through`, refused at the send on the facts `then` (a stale premise). */
-async function refusedYenCredit(then: Record<string, string | number>, through = rig.app) {
-  const customer = `cus_${uid()}`;
-  rig.target.world.set(`customer:${customer}`, facts({}));
-  const approval = await grant(customer);
-  const body = creditBody({ customer, amount: 5_000, incident: `INC-${uid()}`, approval });
-  const proposed = await request(through).post('/v1/credits').set(bearer(TOKENS.support)).send(body);
-  expect(proposed.status, JSON.stringify(proposed.body)).toBe(202);
-  const effectId = effectIdFor({ requestId: String(body.request_id), effect: null });
-  rig.target.world.set(`customer:${customer}`, facts(then));
-  expect(await make.submitLatest(effectId)).toBe('REFUSED:stale_premise');
-  return { customer, body, effectId, item: `stale_premise:${effectId}`, approval };
-}
+const refused = (then: Record<string, string | number>, through = rig.app) => refusedYenCredit(rig, make, then, through);
 
 const reapprovalEffect = (item: string) => effectIdFor({ requestId: reapprovalRequestId(item), effect: null });
 
 describe('a credit item listing a currency change the facts read at the click no longer bear out', () => {
   it('is brought up to date when the facts give the decided currency again, then re-approved in it', async () => {
-    const { customer, item, approval } = await refusedYenCredit({ currency: 'usd' });
+    const { customer, item, approval } = await refused({ currency: 'usd' });
     const listed = await request(rig.app).get(`/v1/inbox/${item}`).set(bearer(TOKENS.approver));
     expect(listed.body).toMatchObject({ changes: [{ field: 'currency', was: 'jpy', now: 'usd' }], actions: ['dismiss'] });
 
@@ -74,7 +56,7 @@ describe('a credit item listing a currency change the facts read at the click no
   });
 
   it('is refused naming the currency the facts give now, not the one the item recorded', async () => {
-    const { customer, item, approval } = await refusedYenCredit({ currency: 'usd' });
+    const { customer, item, approval } = await refused({ currency: 'usd' });
     rig.target.world.set(`customer:${customer}`, facts({ currency: 'eur' }));
     const answer = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval, note: 'the ¥5,000 stands' });
     expect(answer.status, JSON.stringify(answer.body)).toBe(409);
@@ -94,8 +76,8 @@ describe('a credit item showing jpy whose request was decided again in usd since
   it('is not re-approved where the facts give usd: the ¥5,000 the person read would go out as $50.00', async () => {
     // Decided without its currency premise (in jpy, INTERLOCK_CREDIT_CURRENCY), so the request may be decided again
     // with one; refused on a premise other than the currency, the item offers its re-approval, in jpy.
-    const withoutCurrency = createApp({ stores: rig.stores, effects: rig.queue, decisions: rig.decisions, readFacts: (effect, names, context) => rig.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }), premises: { refund: ['chargebacks', 'refunded_by_others'], credit: ['subscription_status', 'incident_compensation'] }, tokens: tokenRegistry(), logger: pino({ level: 'silent' }) });
-    const { customer, body, effectId, item } = await refusedYenCredit({ subscription_status: 'past_due' }, withoutCurrency);
+    const withoutCurrency = appWithoutCurrency(rig);
+    const { customer, body, effectId, item } = await refused({ subscription_status: 'past_due' }, withoutCurrency);
     const opened = await request(rig.app).get(`/v1/inbox/${item}`).set(bearer(TOKENS.approver));
     expect(opened.body).toMatchObject({ status: 'open', cents_at_stake: 5_000, currency: 'jpy', actions: ['reapprove', 'dismiss'] });
 

@@ -4,20 +4,18 @@
 // send $50.00. An item listing that change offers no re-approval (the API, the page and the CLI show its actions), and
 // a re-approval of it is refused action_not_allowed, stating both sums and what to do, with nothing recorded and the
 // item left open; an item whose facts changed to another currency only at the click is brought up to date the same way.
-import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, reapprovalRequestId } from '../../src/interlock.js';
-import { createApp } from '../../webhooks/app.js';
 import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { bearer, creditBody, refundBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { YEN_CREDITS, yenFacts, refusedYenCredit, appWithoutCurrency } from './yen-credits.js';
+import { bearer, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
 
 let rig: Rig;
 let make: ItemMaker;
 
 beforeAll(async () => {
-  // Credits are given in jpy where no premise says it (the item's currency for a credit decided without one).
-  rig = await startRig({ config: { creditCurrency: 'jpy' }, deps: { premises: { refund: ['chargebacks', 'refunded_by_others', 'currency'], credit: ['subscription_status', 'incident_compensation', 'currency'] } } });
+  rig = await startRig(YEN_CREDITS);
   make = await createItemMaker(rig);
 });
 afterAll(async () => {
@@ -25,26 +23,9 @@ afterAll(async () => {
   await rig.close();
 });
 
-const facts = (overrides: Record<string, string | number>) => ({ subscription_status: 'active', incident_compensation: 0, currency: 'jpy', ...overrides });
+const facts = yenFacts;
 
-/**
- * A credit of 5000 decided in jpy, refused at the send on the facts `then` (a stale premise); its item and approval.
- * `through`: the app that proposes it (one whose credits are decided without their currency premise, in jpy all the same).
- */
-async function refusedYenCredit(then: Record<string, string | number>, through = rig.app): Promise<{ customer: string; item: string; approval: string }> {
-  const customer = `cus_${uid()}`;
-  rig.target.world.set(`customer:${customer}`, facts({}));
-  const approval = `ap_${uid()}`;
-  const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: approval, approver: 'alex', cap_cents: 20_000, scope: `customer:${customer}`, max_uses: 5 });
-  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
-  const body = creditBody({ customer, amount: 5_000, incident: `INC-${uid()}`, approval });
-  const proposed = await request(through).post('/v1/credits').set(bearer(TOKENS.support)).send(body);
-  expect(proposed.status, JSON.stringify(proposed.body)).toBe(202);
-  const effectId = effectIdFor({ requestId: String(body.request_id), effect: null });
-  rig.target.world.set(`customer:${customer}`, facts(then));
-  expect(await make.submitLatest(effectId)).toBe('REFUSED:stale_premise');
-  return { customer, item: `stale_premise:${effectId}`, approval };
-}
+const refused = (then: Record<string, string | number>, through = rig.app) => refusedYenCredit(rig, make, then, through);
 
 function expectCurrencyRefusal(answer: request.Response): void {
   expect(answer.status, JSON.stringify(answer.body)).toBe(409);
@@ -65,7 +46,7 @@ async function expectOpenAndUnproposed(item: string): Promise<void> {
 
 describe('re-approving a credit decided in jpy where credits are given in usd now', () => {
   it('an item an earlier version opened, which still lists reapprove, shows only dismiss all the same', async () => {
-    const { customer, item } = await refusedYenCredit({ currency: 'usd' });
+    const { customer, item } = await refused({ currency: 'usd' });
     const stored = JSON.parse(String(await rig.redis.hget(rig.stores.keys.inbox, item))) as { actions: string[] };
     await rig.redis.hset(rig.stores.keys.inbox, item, JSON.stringify({ ...stored, actions: ['reapprove', 'dismiss'] }));
     const shown = await request(rig.app).get(`/v1/inbox/${item}`).set(bearer(TOKENS.approver));
@@ -75,7 +56,7 @@ describe('re-approving a credit decided in jpy where credits are given in usd no
   });
 
   it('its item offers no re-approval, and one asked for is refused stating ¥ and $ sums, the item left open', async () => {
-    const { customer, item, approval } = await refusedYenCredit({ currency: 'usd' });
+    const { customer, item, approval } = await refused({ currency: 'usd' });
     const shown = await request(rig.app).get(`/v1/inbox/${item}`).set(bearer(TOKENS.approver));
     expect(shown.body).toMatchObject({ cents_at_stake: 5_000, currency: 'jpy', changes: [{ field: 'currency', was: 'jpy', now: 'usd' }], actions: ['dismiss'], facts_shown: null });
     const listed = await request(rig.app).get(`/v1/inbox?subject=customer:${customer}`).set(bearer(TOKENS.approver));
@@ -90,7 +71,7 @@ describe('re-approving a credit decided in jpy where credits are given in usd no
   });
 
   it('an item whose currency changes only at the click is brought up to date without a re-approval, then refused as such', async () => {
-    const { customer, item, approval } = await refusedYenCredit({ subscription_status: 'past_due' });
+    const { customer, item, approval } = await refused({ subscription_status: 'past_due' });
     const shown = await request(rig.app).get(`/v1/inbox/${item}`).set(bearer(TOKENS.approver));
     expect(shown.body).toMatchObject({ currency: 'jpy', actions: ['reapprove', 'dismiss'] });
 
@@ -106,8 +87,8 @@ describe('re-approving a credit decided in jpy where credits are given in usd no
   });
 
   it('a credit decided without its currency premise, in jpy, is refused where the facts read now give usd', async () => {
-    const withoutCurrency = createApp({ stores: rig.stores, effects: rig.queue, decisions: rig.decisions, readFacts: (effect, names, context) => rig.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }), premises: { refund: ['chargebacks', 'refunded_by_others'], credit: ['subscription_status', 'incident_compensation'] }, tokens: tokenRegistry(), logger: pino({ level: 'silent' }) });
-    const { customer, item, approval } = await refusedYenCredit({ subscription_status: 'past_due' }, withoutCurrency);
+    const withoutCurrency = appWithoutCurrency(rig);
+    const { customer, item, approval } = await refused({ subscription_status: 'past_due' }, withoutCurrency);
     const shown = await request(rig.app).get(`/v1/inbox/${item}`).set(bearer(TOKENS.approver));
     expect(shown.body).toMatchObject({ cents_at_stake: 5_000, currency: 'jpy', actions: ['reapprove', 'dismiss'] });
 

@@ -4,23 +4,20 @@
 // recovery pass that asks for the effect's job, with a warning naming the effect, the job and the delay found; the
 // effect is then judged, and its money moves once. A job delayed by the service's own retry (within
 // longestOwnJobDelayMs, the bound derived from its retry settings plus a margin for clock skew) is left delayed.
-import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEffectsQueue, longestOwnJobDelayMs, startEffectsWorker, type EffectsWorkerOptions } from '../../queues/effects.js';
-import { createMemoryTarget, effectIdFor, journalOf, openStores, settledOutcome, startSender } from '../../src/interlock.js';
+import { longestOwnJobDelayMs, startEffectsWorker, type EffectsWorkerOptions } from '../../queues/effects.js';
+import { effectIdFor, journalOf, settledOutcome } from '../../src/interlock.js';
 import { OUTBOX_GRACE_MS } from '../../src/redis/journal.js';
-import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
-import { indexed, until, type OutboxRig } from './outbox-rig.js';
+import { approvalTerms, refundProposal } from '../support/harness.js';
+import { indexed, outboxRig, until, type OutboxRig } from './outbox-rig.js';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-const keyPair = testKey();
 const DAY_MS = 86_400_000;
 
 type Line = { level: number; msg: string; effectId?: string; jobId?: string; delayMs?: number };
@@ -35,21 +32,7 @@ async function rig(): Promise<Rig> {
       done();
     },
   });
-  const config = testConfig({ keyPrefix: `fd${randomBytes(6).toString('hex')}` });
-  const target = createMemoryTarget({ tier: 3, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const stores = await openStores(config, { logger: pino({ level: 'info' }, sink), signingKey: keyPair.key });
-  const sender = await startSender(stores, target);
-  const queue = createEffectsQueue(stores);
-  const redis = new Redis(config.redisUrl);
-  closers.push(async () => {
-    await queue.close();
-    await sender.close();
-    await stores.close();
-    await redis.quit();
-    await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
-  });
-  return { stores, sender, target, queue, redis, lines };
+  return { ...(await outboxRig(closers, undefined, pino({ level: 'info' }, sink))), lines };
 }
 
 function worker(made: Rig, options: EffectsWorkerOptions = {}) {

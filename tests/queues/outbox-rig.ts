@@ -3,7 +3,7 @@
 // queue, and a Redis connection to look at the open index with.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createEffectsQueue, type EffectsQueue } from '../../queues/effects.js';
 import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { removePrefixes, sleep, testConfig, testKey } from '../support/harness.js';
@@ -12,12 +12,15 @@ export type OutboxRig = { stores: Stores; sender: Sender; target: MemoryTarget; 
 
 const keyPair = testKey();
 
-/** A rig whose closing is pushed on `closers`; `targetOf` makes another target than the tier-3 memory one. */
-export async function outboxRig(closers: (() => Promise<unknown>)[], targetOf?: (sendTimeoutMs: number) => MemoryTarget): Promise<OutboxRig> {
+/**
+ * A rig whose closing is pushed on `closers`; `targetOf` makes another target than the tier-3 memory one; `logger`, one
+ * whose lines a test reads (silent otherwise).
+ */
+export async function outboxRig(closers: (() => Promise<unknown>)[], targetOf?: (sendTimeoutMs: number) => MemoryTarget, logger: Logger = pino({ level: 'silent' })): Promise<OutboxRig> {
   const config = testConfig({ keyPrefix: `ob${randomBytes(6).toString('hex')}` });
   const target = targetOf?.(config.sendTimeoutMs) ?? createMemoryTarget({ tier: 3, sendTimeoutMs: config.sendTimeoutMs });
   target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+  const stores = await openStores(config, { logger, signingKey: keyPair.key });
   const sender = await startSender(stores, target);
   const queue = createEffectsQueue(stores);
   const redis = new Redis(config.redisUrl);

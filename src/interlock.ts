@@ -74,7 +74,7 @@ export { PremiseReadError, type Gate, type GateEvents, type GateResult, type Rec
 export type { Approvals } from './redis/approvals.js';
 export { ALERT_CURSOR, ALERT_KINDS, type Alert, type AlertKind, type AlertPage, type Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
-export { moneyText } from './core/money-text.js';
+export { currencyCode, moneyText } from './core/money-text.js';
 export { currencyOfEffect, currencyOfEffectOrCredit } from './core/effect-currency.js';
 export { redactSecrets, redactDeep, shownSetting, shownUrl } from './core/redact.js';
 export { membersNamedTwice, namesSomeMemberTwice } from './core/json-text.js';

@@ -2,7 +2,7 @@
 // recovery and tests agree; the dispatch and resend scripts enforce the same terms atomically.
 import type { ApprovalSnapshot } from './entries.js';
 import { hasLoneSurrogate } from './json.js';
-import { moneyText } from './money-text.js';
+import { currencyCode, moneyText } from './money-text.js';
 import { mixedScriptProblem, unseenProblem } from './text.js';
 import { APPROVAL_ID, newApprovalIdProblem } from './proposal.js';
 
@@ -51,9 +51,8 @@ export function approvalProblems(snapshot: ApprovalSnapshot | null, question: Co
 export function amountText(amount: string | number, currency: string | null): string {
   const value = typeof amount === 'number' ? amount : Number(amount);
   if (Number.isSafeInteger(value)) return moneyText(value, currency);
-  // As moneyText reads a code: three letters, or no currency named.
-  const code = currency !== null && /^[a-z]{3}$/i.test(currency) ? currency.toUpperCase() : null;
-  return `${String(amount)} (minor units${code === null ? ', currency unknown' : ` of ${code}`})`;
+  const code = currencyCode(currency);
+  return `${String(amount)} (minor units${code === null ? ', currency unknown' : ` of ${code.toUpperCase()}`})`;
 }
 
 /**

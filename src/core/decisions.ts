@@ -4,6 +4,7 @@ import { payloadHash } from './effect-id.js';
 import type { EffectKind } from './effects.js';
 import type { Entry, EntryOf, Checks, PremiseChange } from './entries.js';
 import { canonicalJson, type Json, type JsonObject } from './json.js';
+import { currencyCode } from './money-text.js';
 
 export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error' | 'reapproved';
 
@@ -96,8 +97,9 @@ export type PremiseReport = { violations: string[]; changes: PremiseChange[] };
  */
 function changeExplained(kind: EffectKind | null, field: string, was: Json, now: Json): string {
   if (kind !== 'credit' || field !== 'currency') return '';
-  // Only two currency codes say that much: anything else was a caller's own statement, which the change already quotes.
-  const code = (value: Json): value is string => typeof value === 'string' && /^[a-z]{3}$/.test(value);
+  // Only two currency codes as Stripe writes them say that much: anything else (JPY beside jpy included) was a caller's
+  // own statement, which the change already quotes.
+  const code = (value: Json): value is string => typeof value === 'string' && currencyCode(value) === value;
   if (!code(was) || !code(now)) return '';
   return `, since the worker that would send this credit gives credits in ${now} (INTERLOCK_CREDIT_CURRENCY), not in ${was}, the currency it was decided and approved in: the same amount is another sum of money there. Decide the credit again in ${now} under a new request id, or give credits in ${was} again if the setting changed by mistake`;
 }

@@ -4,13 +4,7 @@
 import { effectFactsOrNull } from './effects.js';
 import type { Entry } from './entries.js';
 import { isJsonObject, type Json } from './json.js';
-
-/** A three-letter ISO code as Stripe writes it (lowercase), or null for anything else. */
-function currencyCode(value: Json | undefined): string | null {
-  if (typeof value !== 'string') return null;
-  const code = value.toLowerCase();
-  return /^[a-z]{3}$/.test(code) ? code : null;
-}
+import { currencyCode } from './money-text.js';
 
 /**
  * The currency of a landed object as a target's lookup or send answered it (a COMMITTED or LATE_RESULT `result`: Stripe's

@@ -8,6 +8,14 @@ const ZERO_DECIMAL: ReadonlySet<string> = new Set(['bif', 'clp', 'djf', 'gnf', '
 const THREE_DECIMAL: ReadonlySet<string> = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 
 /**
+ * A currency code as Stripe writes it (three letters, lowercase) from a value that may be one in either case, or null
+ * for anything else: a premise, a setting, an entry's or a lookup's `currency` that names no currency.
+ */
+export function currencyCode(value: unknown): string | null {
+  return typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toLowerCase() : null;
+}
+
+/**
  * `amount` (in `currency`'s smallest unit, as Stripe counts it) as text: `$20.00` for usd, `20.00 EUR`, `1000 JPY`, `5.120 KWD`.
  * A negative amount (Stripe's sign for a balance credit) carries its minus in front: `-$5.00`, `-500 JPY`, never `$-5.00`.
  * `currency` null when nothing recorded says it (an effect proposed without its currency premise, alerts, items and
@@ -20,7 +28,7 @@ export function moneyText(amount: number, currency: string | null): string {
   if (!Number.isFinite(amount)) return 'an amount not known';
   if (amount < 0) return `-${moneyText(-amount, currency)}`;
   // Stripe's codes are three letters; anything else (an empty text) names no currency.
-  const code = currency !== null && /^[a-z]{3}$/i.test(currency) ? currency.toLowerCase() : null;
+  const code = currencyCode(currency);
   if (code === null) return `${amount} (minor units, currency unknown)`;
   if (code === 'usd') return `$${(amount / 100).toFixed(2)}`;
   if (ZERO_DECIMAL.has(code)) return `${amount} ${code.toUpperCase()}`;

@@ -7,6 +7,7 @@ import type { EffectKind } from '../core/effects.js';
 import { InterlockError, zodFieldProblems } from '../core/errors.js';
 import { CASE_ID, STORY_MAX_CHARS } from '../core/cases.js';
 import { assertJson, canonicalJson, nestsDeeperThan, type JsonObject } from '../core/json.js';
+import { currencyCode } from '../core/money-text.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { freeText } from '../core/text.js';
 
@@ -61,8 +62,7 @@ const LOOKUP_OF: Record<EffectKind, LookupTool> = { refund: 'get_payment', credi
  * the approval's cap included, are in its smallest unit (moneyText): 2000 is $20.00 in usd and ¥2,000 in jpy.
  */
 export function caseCurrency(input: Pick<DecisionCase, 'kind' | 'facts'>): string | null {
-  const named = input.facts[LOOKUP_OF[input.kind]]?.['currency'];
-  return typeof named === 'string' && /^[a-z]{3}$/i.test(named) ? named.toLowerCase() : null;
+  return currencyCode(input.facts[LOOKUP_OF[input.kind]]?.['currency']);
 }
 
 /**

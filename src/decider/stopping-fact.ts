@@ -13,7 +13,7 @@
 // incident once and refuses any credit for one others compensated, even in part (incident_already_compensated), and a
 // credit in another currency than the customer's (currency_mismatch). A remainder still owed is credited by hand in
 // the Stripe Dashboard; money owed for another incident goes under that incident's own id.
-import { moneyText } from '../core/money-text.js';
+import { currencyCode, moneyText } from '../core/money-text.js';
 import { subjectId, type DecisionCase } from './case.js';
 
 /** A count of minor units the facts name, or 0 when they name none (not read, null, not a number). */
@@ -30,8 +30,7 @@ function chargebacksIn(facts: Record<string, unknown> | undefined): string[] {
 
 /** A currency the facts name under `name` (a lowercase ISO code), or null. */
 function currencyIn(facts: Record<string, unknown> | undefined, name: string): string | null {
-  const value = facts?.[name];
-  return typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toLowerCase() : null;
+  return currencyCode(facts?.[name]);
 }
 
 /** The parts of a case the stopping facts are read from. */

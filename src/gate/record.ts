@@ -9,6 +9,7 @@ import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js
 import { entryHash, type AnyDraft, type ApprovalSnapshot, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { InterlockError } from '../core/errors.js';
+import { currencyCode } from '../core/money-text.js';
 import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
 import { quote } from '../core/quote.js';
 import { currentOutcome } from '../core/verify.js';
@@ -154,9 +155,8 @@ function standingOf(state: EffectState, entries: readonly Entry[], effect: JsonO
  */
 function otherCurrency(entries: readonly Entry[], effect: Effect, premises: JsonObject): string | null {
   if (effect.kind !== 'credit') return null;
-  const code = (value: unknown) => (typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toLowerCase() : null);
-  const was = code(firstProposal(entries)?.premises.currency);
-  const now = code(premises.currency);
+  const was = currencyCode(firstProposal(entries)?.premises.currency);
+  const now = currencyCode(premises.currency);
   if (was === null || now === null || was === now) return null;
   return `this request id was first decided in ${was.toUpperCase()}, and this decision is in ${now.toUpperCase()}, where the same amount is another sum of money; the recorded payload stands (decide the credit again under a new request id)`;
 }

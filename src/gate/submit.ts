@@ -14,6 +14,7 @@ import { factsOfEffect, holdOf, type Effect, type EffectFacts, type EffectKind }
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
+import { currencyCode } from '../core/money-text.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
 import { quoteError } from '../core/quote.js';
@@ -151,8 +152,7 @@ async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect,
  * and subject limits are in the effect's currency: an approval is scoped to one payment or customer.
  */
 export function currencyDecidedOn(decidedOn: JsonObject, kind: EffectKind, creditCurrency: string | null): string | null {
-  const code = (value: unknown) => (typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toLowerCase() : null);
-  return code(decidedOn.currency) ?? (kind === 'credit' ? code(creditCurrency) : null);
+  return currencyCode(decidedOn.currency) ?? (kind === 'credit' ? currencyCode(creditCurrency) : null);
 }
 
 function otherSubject(bound: string, subject: string): string {

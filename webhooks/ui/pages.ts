@@ -1,7 +1,7 @@
 // The page's HTML (issue 13 §3): the sign-in form, the effects list with open alerts at the top, and one effect's
 // receipt as a timeline. Plain HTML and CSS, readable without JavaScript; every value from the journal goes
 // through `html`, which escapes it.
-import { moneyText, type Alert, type Entry, type EntrySignature, type Verification } from '../../src/interlock.js';
+import { currencyCode, moneyText, type Alert, type Entry, type EntrySignature, type Verification } from '../../src/interlock.js';
 import type { EffectSummary } from '../api/effect-view.js';
 import { html, type Html } from './html.js';
 
@@ -59,8 +59,7 @@ const money = (cents: number | null, currency: string | null) => (cents === null
  * effect's send: their facts name none).
  */
 function observedCurrency(entry: Extract<Entry, { kind: 'OBSERVED' }>, currency: string | null): string | null {
-  if (typeof entry.currency === 'string' && /^[a-z]{3}$/i.test(entry.currency)) return entry.currency;
-  return entry.objectType === 'credit_note' || entry.incident !== undefined ? null : currency;
+  return currencyCode(entry.currency) ?? (entry.objectType === 'credit_note' || entry.incident !== undefined ? null : currency);
 }
 
 /**

@@ -308,7 +308,7 @@ export function casesRoutes(context: ApiContext): Route[] {
         202: { description: 'Stored and queued for the decider (or, with ?wait, as it stands when decided, or when its effect settled).', schema: caseAnswer },
         ...callerErrors,
         400: { description: 'The body or query is invalid, or the approval covers another subject; `fields` names each problem. Nothing was queued.', schema: errorAnswer },
-        403: { description: 'The role may not submit cases, or the approval asks for four eyes and the submitter approved it (`four_eyes`).', schema: errorAnswer },
+        403: { description: 'The role may not submit cases, or the approval asks for four eyes and the submitter (by its name or by its token) is the approver of the approval or the token that granted it, however the name is spelled (`four_eyes`). Nothing is recorded.', schema: errorAnswer },
         404: { description: 'No such approval (`unknown_approval`).', schema: errorAnswer },
         409: {
           description:

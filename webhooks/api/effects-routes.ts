@@ -119,7 +119,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     200: { description: 'The same request was recorded before with this payload; the effect as it stands.', schema: proposalAnswer },
     202: { description: 'Recorded and queued; `outcome` is null until the effect settles (or the outcome, with ?wait).', schema: proposalAnswer },
     ...common,
-    403: { description: 'The role may not propose, or the approval asks for four eyes and the proposer approved it (`four_eyes`).', schema: errorAnswer },
+    403: { description: 'The role may not propose, or the approval asks for four eyes and the proposer (by its name or by its token) is the approver of the approval or the token that granted it, however the name is spelled (`four_eyes`). Nothing is recorded.', schema: errorAnswer },
     404: { description: 'No such approval (`unknown_approval`): grant it first; nothing was recorded.', schema: errorAnswer },
     409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands. Or its effect, not settled yet, holds as many decisions not judged yet as it takes (`too_many_proposals`, retryable): nothing was written; send it again once the effect has settled (GET /v1/effects/{id}), or use a new request id for a new effect; an effect whose latest decision had no live job left (it failed for good) has it queued again, as the message says.', schema: errorAnswer },
     ...bodyErrors,

@@ -162,7 +162,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
         ...actionResponses,
         202: { description: 'Recorded and queued: the new request, its premises, and the item closed.', schema: reapproveAnswer },
         200: { description: 'The same person re-approved this item under this approval before, or at the same moment (a double submit); the new request as recorded then.', schema: reapproveAnswer },
-        403: { description: 'The role may not act, or the approval asks for four eyes and this approver granted it (`four_eyes`).', schema: errorAnswer },
+        403: { description: 'The role may not act, or the approval asks for four eyes and the one acting (by its name or by its token) is the approver of the approval or the token that granted it, however the name is spelled (`four_eyes`). Nothing is recorded.', schema: errorAnswer },
         404: { description: 'No such item, or no such approval (`unknown_approval`).', schema: errorAnswer },
         400: { description: 'The body is invalid, or the approval cannot carry the payload (`invalid_approval`: revoked, expired, on another subject, no room left on its cap or the subject\'s, or the credit\'s incident held by another credit, named); nothing was recorded and the item stays open.', schema: errorAnswer },
         503: { description: 'The facts could not be read now (`premise_read_failed`), or Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); the item stays open.', schema: errorAnswer },

@@ -32,7 +32,7 @@ import { currencyOfEffectOrCredit } from './core/effect-currency.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
-import { compatibilityLookAlikes, latinLookAlikes, uprightStrokes } from './core/text.js';
+import { compatibilityLookAlikes, latinLookAlikes, UPRIGHT_STROKE, uprightStrokes } from './core/text.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -1079,6 +1079,13 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
 
 /** What a name holds besides its letters, digits and accents (spaces, dashes, quotes, dots, symbols): not compared. */
 const NOT_OF_A_NAME = /[^\p{L}\p{N}\p{M}]/gu;
+/**
+ * What folded letters (lower case, look-alikes read as Latin) are drawn as one upright stroke in one of their cases,
+ * read decomposed, so an accent stays on the stroke: Ían, ían, Ĺan and ĺan are all one name (composed again after, so
+ * a name with no stroke keeps the key personKey gives it).
+ */
+const STROKE_LETTERS = /[il]/gu;
+
 /** NOT_OF_A_NAME but the upright stroke (UPRIGHT_STROKE, |), which personStrokeKey compares. */
 const NOT_OF_A_NAME_OR_A_STROKE = /[^\p{L}\p{N}\p{M}|]/gu;
 
@@ -1113,21 +1120,24 @@ export function personKey(name: string): string {
 
 /**
  * A name as the four-eyes rule compares it by its upright strokes (the other key: samePerson): read as personKey reads
- * it, but every character drawn as one upright stroke in the case it is written in (the capital I, the small l, the
- * digit 1, the Cyrillic palochka ӏ, the Greek capital Ι, the Lisu ꓲ...: uprightStrokes) is one stroke, |, before case
- * is folded. "AIex" with a capital i, "Alex", "alex", "a1ex" and the all-Cyrillic "аӏех" are all a|ex, and "Ian" and
- * "lan" |an; "Lan" is lan (an L has a foot) and "ian" ian (a small i, dotted or not, is shorter than a stroke: the
- * Cyrillic і, ı and the Greek ι are i too), so Ian and Lan, Iida and Lida, Elia and Ella are told apart, as a reader
- * tells them.
+ * it, but every letter that is drawn as one upright stroke in either of its cases is one stroke, |: the I and the i,
+ * the L and the l, the digit 1, and the letters drawn as them (uprightStrokes: the Cyrillic palochka ӏ and і, the Greek
+ * Ι and ι, the Lisu ꓲ, the dotless ı, the small capital ɪ...). "AIex" with a capital i, "ALEX", "Alex", "a1ex" and the
+ * all-Cyrillic "аӏех" are all a|ex; "Ian", "Lan", "lan" and "ian" all |an. A key that kept the case of the strokes
+ * (Ian and lan one, Lan another) would not be one relation: ALEX is alex by its letters and alex is aIex by its
+ * strokes, yet ALEX and aIex would be two people, so an approver recorded in capitals could propose as aIex. This one
+ * refuses a few honest pairs instead (Elia and Ella, Iida and Lida may not approve and propose for each other under
+ * four eyes): someone else proposes.
  */
 export function personStrokeKey(name: string): string {
-  return foldedLetters(uprightStrokes(plainName(name))).replace(NOT_OF_A_NAME_OR_A_STROKE, '');
+  return foldedLetters(uprightStrokes(plainName(name))).normalize('NFD').replace(STROKE_LETTERS, UPRIGHT_STROKE).normalize('NFC').replace(NOT_OF_A_NAME_OR_A_STROKE, '');
 }
 
 /**
  * Whether four eyes takes two names for one person: when they agree by either key, their letters with case aside
- * (personKey: Alex and ALEX, ace and the all-Cyrillic асе) or their upright strokes as drawn (personStrokeKey: AIex
- * and alex, lan and Ian). Names are recorded and shown as sent; only the comparison reads them so.
+ * (personKey: Alex and ALEX, ace and the all-Cyrillic асе) or their upright strokes (personStrokeKey: AIex and ALEX,
+ * Lan and Ian). The stroke key is the coarser; personKey is kept beside it for a letter whose look-alike table and
+ * stroke table disagree across its two cases. Names are recorded and shown as sent; only the comparison reads them so.
  */
 export function samePerson(one: string, other: string): boolean {
   return personKey(one) === personKey(other) || personStrokeKey(one) === personStrokeKey(other);

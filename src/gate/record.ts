@@ -153,7 +153,7 @@ function standingOf(state: EffectState, entries: readonly Entry[], effect: JsonO
  * A refund's currency is its payment's, which never changes. Refused as another payload (I5): the first decision's
  * money is the request's.
  */
-function otherCurrency(entries: readonly Entry[], effect: Effect, premises: JsonObject): string | null {
+export function otherCurrency(entries: readonly Entry[], effect: Effect, premises: JsonObject): string | null {
   if (effect.kind !== 'credit') return null;
   const was = currencyCode(firstProposal(entries)?.premises.currency);
   const now = currencyCode(premises.currency);

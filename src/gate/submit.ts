@@ -22,7 +22,7 @@ import { refundsHolder, type BindReply, type EffectState, type ProposeReply, typ
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type RecoveryReport, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
-import { isOnlyEntryOf, keepConflictEvidence, proposedDraft, sameProposal } from './record.js';
+import { isOnlyEntryOf, keepConflictEvidence, otherCurrency, proposedDraft, sameProposal } from './record.js';
 import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
 import { judgeFacts, readRawFacts } from './reads.js';
@@ -424,6 +424,10 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         }
         const known = await standing(partition, effectId, chain);
         if (known) return known;
+        // A credit moves the money it was first decided as, here as in the recorder (record.ts otherCurrency): a gate
+        // embedded without it (createInterlock, startSender) is handed the same amount decided again in another currency.
+        const otherMoney = otherCurrency(chain.entries, effect, proposal.premises);
+        if (otherMoney !== null) return refuseConflict(partition, prepared, otherMoney);
       }
       const decidedOn = premisesDecidedOn(chain.entries, proposal.approval, proposal.premises);
       // A proposal the producer recorded before queueing it (record.ts) is not written a second time.

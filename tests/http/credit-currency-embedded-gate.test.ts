@@ -3,22 +3,12 @@
 // recorder behind POST /v1/credits refuses it (credit-currency tests); this is the gate's own submit, as a service that
 // embeds the library (createInterlock, startSender) calls it with no recorder in front.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { latestProposal } from '../../src/interlock.js';
-import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { bearer, startRig, TOKENS, type Rig } from './rig.js';
-import { grantOn, refusedYenCredit, YEN_CREDITS } from './yen-credits.js';
+import { bearer, TOKENS } from './rig.js';
+import { grantOn, refusedYenCredit, yenCreditSuite } from './yen-credits.js';
 
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(async () => {
-  rig = await startRig(YEN_CREDITS);
-  make = await createItemMaker(rig);
-});
-afterAll(async () => {
-  await make.close();
-  await rig.close();
-});
+const { rig, make } = yenCreditSuite();
 
 describe('the gate handed a credit first decided in jpy, decided again in usd under the same request id', () => {
   it('refuses it as another payload and sends nothing', async () => {

@@ -5,22 +5,11 @@
 // is recorded or sent, where it was decided again and sent as $50.00. The same request decided again in its own
 // currency is still a re-decision (202).
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { YEN_CREDITS, yenFacts, grantOn, refusedYenCredit } from './yen-credits.js';
-import { bearer, startRig, TOKENS, type Rig } from './rig.js';
+import { describe, expect, it } from 'vitest';
+import { yenFacts, grantOn, refusedYenCredit, yenCreditSuite } from './yen-credits.js';
+import { bearer, TOKENS } from './rig.js';
 
-let rig: Rig;
-let make: ItemMaker;
-
-beforeAll(async () => {
-  rig = await startRig(YEN_CREDITS);
-  make = await createItemMaker(rig);
-});
-afterAll(async () => {
-  await make.close();
-  await rig.close();
-});
+const { rig, make } = yenCreditSuite();
 
 const facts = yenFacts;
 

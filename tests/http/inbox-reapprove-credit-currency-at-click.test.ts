@@ -5,23 +5,12 @@
 // item showing a credit in jpy is never re-approved where the facts give usd, even when its request was decided
 // again in usd since the item opened (the same 5000 would go out as $50.00).
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor, reapprovalRequestId } from '../../src/interlock.js';
-import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { YEN_CREDITS, yenFacts, grantOn, refusedYenCredit, appWithoutCurrency } from './yen-credits.js';
-import { bearer, startRig, TOKENS, type Rig } from './rig.js';
+import { yenFacts, grantOn, refusedYenCredit, appWithoutCurrency, yenCreditSuite } from './yen-credits.js';
+import { bearer, TOKENS } from './rig.js';
 
-let rig: Rig;
-let make: ItemMaker;
-
-beforeAll(async () => {
-  rig = await startRig(YEN_CREDITS);
-  make = await createItemMaker(rig);
-});
-afterAll(async () => {
-  await make.close();
-  await rig.close();
-});
+const { rig, make } = yenCreditSuite();
 
 const facts = yenFacts;
 

@@ -5,23 +5,12 @@
 // a re-approval of it is refused action_not_allowed, stating both sums and what to do, with nothing recorded and the
 // item left open; an item whose facts changed to another currency only at the click is brought up to date the same way.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor, reapprovalRequestId } from '../../src/interlock.js';
-import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { YEN_CREDITS, yenFacts, refusedYenCredit, appWithoutCurrency } from './yen-credits.js';
-import { bearer, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { yenFacts, refusedYenCredit, appWithoutCurrency, yenCreditSuite } from './yen-credits.js';
+import { bearer, refundBody, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-let make: ItemMaker;
-
-beforeAll(async () => {
-  rig = await startRig(YEN_CREDITS);
-  make = await createItemMaker(rig);
-});
-afterAll(async () => {
-  await make.close();
-  await rig.close();
-});
+const { rig, make } = yenCreditSuite();
 
 const facts = yenFacts;
 

@@ -4,11 +4,12 @@
 import { pino } from 'pino';
 import request from 'supertest';
 import type { Express } from 'express';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
 import { createApp } from '../../webhooks/app.js';
-import type { ItemMaker } from './inbox-items.js';
-import { bearer, creditBody, tokenRegistry, TOKENS, uid, type Rig, type RigOptions } from './rig.js';
+import { createItemMaker, type ItemMaker } from './inbox-items.js';
+import { bearer, creditBody, startRig, tokenRegistry, TOKENS, uid, type Rig, type RigOptions } from './rig.js';
+import { startedLater } from '../support/started-later.js';
 
 /** Credits given in jpy (the item's currency for a credit decided without the premise), every kind decided on its currency. */
 export const YEN_CREDITS: RigOptions = { config: { creditCurrency: 'jpy' }, deps: { premises: { refund: ['chargebacks', 'refunded_by_others', 'currency'], credit: ['subscription_status', 'incident_compensation', 'currency'] } } };
@@ -44,4 +45,18 @@ export async function refusedYenCredit(rig: Rig, make: ItemMaker, then: Record<s
 /** The rig's API as an earlier version that decided credits without their currency premise (still given in jpy). */
 export function appWithoutCurrency(rig: Rig): Express {
   return createApp({ stores: rig.stores, effects: rig.queue, decisions: rig.decisions, readFacts: (effect, names, context) => rig.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }), premises: { refund: ['chargebacks', 'refunded_by_others'], credit: ['subscription_status', 'incident_compensation'] }, tokens: tokenRegistry(), logger: pino({ level: 'silent' }) });
+}
+
+/** A suite's rig giving credits in jpy (YEN_CREDITS) and its inbox item maker: started before its tests, closed after. */
+export function yenCreditSuite(): { rig: Rig; make: ItemMaker } {
+  let started: { rig: Rig; make: ItemMaker } | undefined;
+  beforeAll(async () => {
+    const rig = await startRig(YEN_CREDITS);
+    started = { rig, make: await createItemMaker(rig) };
+  }, 60_000);
+  afterAll(async () => {
+    await started?.make.close();
+    await started?.rig.close();
+  });
+  return { rig: startedLater('rig', () => started?.rig), make: startedLater('item maker', () => started?.make) };
 }

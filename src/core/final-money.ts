@@ -637,7 +637,11 @@ function refundedAfter(refund: RefundFact, charge: string | null, onCharge: read
  * share is the overlap up to the refund. A chargeback whose fact does not carry its charge (recorded before facts did)
  * counts whole with the refund, as receipts signed then read. The committed refund's facts decide, as they decide the
  * final money: another refund recorded on the effect (verify flags it) is not this effect's money. Only while no
- * committed refund's facts are in does any refund of the effect that went out count.
+ * committed refund's facts are in does any refund of the effect that went out count. The sentence says where the
+ * chargebacks counted stand, as the alert's action does (alert-rules.ts): while one is still open (awaiting a response,
+ * under review, under appeal) winning it would give the money back, so "unless the dispute is won"; once every one is
+ * lost the money was returned twice for good (a won chargeback is no exposure: it is not counted). It is worded as the
+ * receipt is read, never stored: a receipt signed before reads the same entries and verifies as it did.
  */
 export function deriveExposure(money: FinalMoney, onCharge: readonly ChargeRefund[] = []): Exposure | null {
   const out = (fact: RefundFact) => fact.status === 'succeeded' || fact.status === 'pending';
@@ -656,10 +660,14 @@ export function deriveExposure(money: FinalMoney, onCharge: readonly ChargeRefun
   // In the refund's own money: 2000 is $20.00 in usd and ¥2,000 in jpy, never "2000 cents" of either.
   const inCurrency = (amount: number) => moneyText(amount, refund.currency ?? null);
   const onThe = read === null ? '' : `on a charge of ${inCurrency(read.amount)} of which ${inCurrency(read.refunded)} was refunded, `;
+  // A lost chargeback is final (an appeal is a status of its own, and open): once all are lost, nothing is left to win.
+  const lost = chargebacks.every((dispute) => dispute.status === 'lost');
+  const decided = chargebacks.length === 1 ? `the dispute ${first.id} was lost` : `the disputes ${chargebacks.map((dispute) => dispute.id).join(', ')} were lost`;
+  const stands = lost ? `: ${decided}, so the merchant paid both` : ' unless the dispute is won';
   const said =
-    read === null ? 'the merchant is out both unless the dispute is won'
-    : newer === null || twice === cents ? `${onThe}${inCurrency(cents)} of this refund was returned twice unless the dispute is won`
-    : `${onThe}${inCurrency(twice ?? 0)} was returned twice in all and ${inCurrency(cents)} of it with this refund (the refunds on the charge share it, the newest first) unless the dispute is won`;
+    read === null ? (lost ? `the merchant paid both: ${decided}` : 'the merchant is out both unless the dispute is won')
+    : newer === null || twice === cents ? `${onThe}${inCurrency(cents)} of this refund was returned twice${stands}`
+    : `${onThe}${inCurrency(twice ?? 0)} was returned twice in all and ${inCurrency(cents)} of it with this refund (the refunds on the charge share it, the newest first)${stands}`;
   return {
     cents,
     paymentTwiceCents: twice,

@@ -312,7 +312,8 @@ ${answerLine(detail)}
 ${refunds.length > 0 ? html`<dt>Refunds</dt><dd><ul>${refunds.map((refund) => html`<li>${stripeLink(String(refund.id), links)} ${String(refund.status ?? '')} ${typeof refund.amount === 'number' ? money(refund.amount, currency) : ''}</li>`)}</ul></dd>` : null}
 ${typeof final.failure_reason === 'string' ? html`<dt>Failure reason</dt><dd>${final.failure_reason}</dd>` : null}
 ${disputes.length > 0 ? html`<dt>Disputes</dt><dd><ul>${disputes.map((dispute) => html`<li>${stripeLink(String(dispute.id), links)} ${String(dispute.status ?? '')} ${typeof dispute.amount === 'number' ? money(dispute.amount, currency) : ''}</li>`)}</ul></dd>` : null}
-<dt>Exposure</dt><dd data-testid="exposure">${exposure === null ? 'none' : html`<code>${json(exposure)}</code>`}</dd>
+<dt>Exposure</dt><dd data-testid="exposure">${exposure === null ? 'none' : typeof exposure.sentence === 'string' ? exposure.sentence : 'see its figures below'}</dd>
+${exposure === null ? null : html`<dt>Exposure figures</dt><dd data-testid="exposure-figures"><code>${json(exposure)}</code></dd>`}
 </dl></section>`;
 }
 

@@ -14,7 +14,10 @@
 // left open (creditRefusedOn): the credit target credits an incident once and refuses a credit for one others
 // compensated, even in part (incident_already_compensated), or one in another currency than the customer is billed in
 // (currency_mismatch). Re-approved, it would close the item for good and end on that refusal, nothing said of what to
-// do; the refusal says it instead (what is still owed goes by hand in the Stripe Dashboard).
+// do; the refusal says it instead (what is still owed goes by hand in the Stripe Dashboard). So is a refund of more
+// than the facts read at the click say the payment still has refundable (refundRefusedOn: amount_exceeds_refundable,
+// the usual case of a refund gone stale because someone refunded by hand): its amount cannot change, so the refusal
+// says to dismiss the item and decide a smaller refund under a new request id.
 // A credit is never re-approved in another currency than the one it was decided in (currencyMoved): its amount counts
 // the smallest unit of the currency credits are given in (INTERLOCK_CREDIT_CURRENCY), so a credit decided as ¥5,000
 // and re-approved where credits are given in usd would send $50.00, and the approval's cap, a number with no
@@ -36,7 +39,7 @@ import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/eff
 import { InterlockError } from '../core/errors.js';
 import { creditCurrencyChange, decidedPremises, factChanges, factsShown, factsShownHash, itemActions, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
-import { moneyText } from '../core/money-text.js';
+import { currencyCode, moneyText } from '../core/money-text.js';
 import type { Proposal } from '../core/proposal.js';
 import { recordedProposal } from '../core/recorded.js';
 import { currentOutcome } from '../core/verify.js';
@@ -175,6 +178,21 @@ function creditRefusedOn(effect: Effect, premises: JsonObject, currency: string 
     return `customer ${effect.customer} is billed in ${billedIn} (customer_currency in the facts read at Stripe now), and credits are given in ${given}: the credit would be refused before the send (currency_mismatch), with this item closed. If the customer is still owed money, credit it by hand in ${billedIn} in the Stripe Dashboard (the customer's credit balance); then dismiss this item with a note saying so`;
   }
   return null;
+}
+
+/**
+ * Why a refund re-approved on `premises` (the facts read at the click) is certain to be refused before its send, or
+ * null when nothing in them says so (a credit, facts that name no `refundable`). The refund target refuses a refund of
+ * more than the payment still has refundable (amount_exceeds_refundable) after the item closed, and the payload cannot
+ * change: re-approved, it would close the item for good and end on that refusal, nothing left to re-approve.
+ * `currency`: the payment's, as the refusal was judged in (refusedChainOf), else as the facts read now name it.
+ */
+function refundRefusedOn(effect: Effect, premises: JsonObject, currency: string | null): string | null {
+  if (effect.kind !== 'refund') return null;
+  const refundable = premises['refundable'];
+  if (typeof refundable !== 'number' || !Number.isFinite(refundable) || effect.amount <= refundable) return null;
+  const code = currency ?? currencyCode(premises['currency']);
+  return `a refund of ${moneyText(effect.amount, code)} is more than the ${moneyText(refundable, code)} still refundable on ${effect.paymentIntent} (refundable in the facts read at Stripe now), so it would be refused before the send (amount_exceeds_refundable), with this item closed. A re-approval sends the refund's amount as decided; if the customer is still owed money, dismiss this item with a note and decide a refund of at most ${moneyText(refundable, code)} under a new request id (POST /v1/refunds or npx interlock refund, or a new case)`;
 }
 
 /** The proposal a re-approval makes: the new request, under the new approval, naming the item it re-approves. */
@@ -403,8 +421,9 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
         if (twin !== null) return twin;
         throw await factsChangedSinceShown(item, decided, premises, unseen);
       }
-      // The facts are the ones shown, and they say the credit cannot go out: refused while the item is open, not after.
-      const refusedOn = creditRefusedOn(effect, premises, currency, item.currency ?? null);
+      // The facts are the ones shown, and they say the credit or refund cannot go out: refused while the item is open,
+      // not after.
+      const refusedOn = creditRefusedOn(effect, premises, currency, item.currency ?? null) ?? refundRefusedOn(effect, premises, currency);
       if (refusedOn !== null) {
         const twin = await twinClosed();
         if (twin !== null) return twin;

@@ -11,9 +11,10 @@ const { rig, make } = inboxSuite();
 const alex: Actor = { name: 'alex', role: 'approver' };
 // Both tabs read the facts the item shows on every premise it was decided on (chargebacks, refunded_by_others: a
 // re-approval on other facts is refused facts_changed before it notes anything), and differ in a fact read beside them
-// that the decision did not stand on (refundable), which the proposal records as read: it tells whose facts were proposed.
-const seenByA: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 0, refundable: 2_000 };
-const seenByB: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 0, refundable: 1_500 };
+// that the decision did not stand on (refundable, in both more than the refund's 2000, which a re-approval is refused
+// over), which the proposal records as read: it tells whose facts were proposed.
+const seenByA: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 0, refundable: 3_000 };
+const seenByB: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 0, refundable: 2_500 };
 const NOTE_A = 'first tab: customer confirmed by phone';
 const NOTE_B = 'second tab';
 

@@ -59,12 +59,19 @@ function chargebacksOn(refund: RefundFact, disputes: readonly DisputeFact[]): { 
   return { chargebacks, lost, lostCents: lost.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0) };
 }
 
+/** Stripe's refund failure reason when the refund's charge was charged back while the refund was pending. */
+const DISPUTED_FAILURE = 'charge_for_pending_refund_disputed';
+
 /**
  * What to do about a refund that failed after it landed, by the payment's disputes. Only a chargeback moves money
  * (final-money.ts, isChargeback), and only one on the refund's charge gives back what the refund owed (as for
  * exposure; a fact without a charge is taken to be on it): one still open (or under appeal) returns it to the
  * customer if the merchant loses, and a lost one already has, as far as its amount goes; an inquiry, a won or closed
- * dispute never will, so only a new refund can.
+ * dispute never will, so only a new refund can. A refund Stripe failed with `charge_for_pending_refund_disputed` is
+ * Stripe's own word that its charge is charged back: until the facts record that chargeback decided (won or lost), it
+ * is advised as an open one, whatever the dispute facts recorded so far say. The dispute's own events can come after
+ * `refund.failed`, or not at all (dropped, a listener restarted), and facts that still show the inquiry, or no dispute,
+ * would otherwise advise refunding again while the chargeback may return the same money.
  */
 function failedRefundAction(refund: RefundFact, disputes: readonly DisputeFact[]): string {
   const money = (cents: number) => moneyText(cents, refund.currency ?? null);
@@ -75,6 +82,9 @@ function failedRefundAction(refund: RefundFact, disputes: readonly DisputeFact[]
   const owed = refund.amount === null ? null : refund.amount - lostCents;
   const partly = lost.length === 0 ? '' : `The lost chargeback ${ids} gave the customer back ${money(lostCents)}${refund.amount === null ? ", and the refund's amount is not on the receipt (check it at Stripe)" : ` of the ${money(refund.amount)} refund: ${money(owed ?? 0)} is still owed`}. `;
   if (chargebacks.some((dispute) => dispute.status !== 'won' && dispute.status !== 'lost')) return `${partly}The charge is disputed: the dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`;
+  // A charge has one dispute at Stripe: once a chargeback on it is recorded won or lost, the failure's chargeback is that
+  // one, decided, and the branches below advise by its end.
+  if (refund.failureReason === DISPUTED_FAILURE && chargebacks.length === 0) return `The charge is charged back: Stripe failed the refund for it (${DISPUTED_FAILURE}), though the facts do not record the chargeback yet. The dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`;
   if (lost.length > 0) return `${partly}Tell the customer, and decide whether to refund ${owed === null ? 'what is still owed' : money(owed)} again under a new approval (a new request).`;
   return 'Tell the customer, and decide whether to refund again under a new approval (a new request).';
 }

@@ -2,11 +2,12 @@
 // never listens: the composition root (or supertest) gives it a server.
 //
 // Order of a request: request id and request log (every request, one line each, with the caller's name and role
-// once known, never the token) -> public routes (probes, the OpenAPI document; another method on their paths is
-// told the ones they take, with no token asked for) -> mounted routes (the webhook: no token, raw body) -> bearer
-// token (an unknown one counted against its client address, with the page's sign-ins) and rate limit -> the route's
-// role -> its body (JSON only, size-limited) -> its schemas -> its handler; a method a known path does not take is
-// told the ones it does (Allow). Every failure on the way is an error from the registry (api/errors.ts).
+// once known, never the token) -> public routes (probes, the OpenAPI document) -> mounted routes (the webhook: no
+// token, raw body) -> a Stripe-signed request to any other path, told where the webhook route is -> another method on
+// a public path, told the ones it takes (no token asked for) -> bearer token (an unknown one counted against its
+// client address, with the page's sign-ins) and rate limit -> the route's role -> its body (JSON only, size-limited)
+// -> its schemas -> its handler; a method a known path does not take is told the ones it does (Allow). Every failure
+// on the way is an error from the registry (api/errors.ts).
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
@@ -22,6 +23,7 @@ import { buildOpenApi } from './api/openapi.js';
 import { opsRoutes, storeChecks } from './api/ops-routes.js';
 import { createRateLimiter } from './api/rate-limit.js';
 import { route, type Method, type Route } from './api/route.js';
+import { WEBHOOK_PATH } from './stripe-route.js';
 import { DASHBOARD_PATH, queueDashboard } from './ops/dashboard.js';
 import { createFailedSignIns, FAILED_SIGN_INS } from './ui/failed-sign-ins.js';
 import { UI_PATH, uiRouter } from './ui/routes.js';
@@ -112,6 +114,33 @@ function wrongMethod(methods: readonly Method[]): RequestHandler {
   };
 }
 
+/** A Host header as a URL may hold it (a name or IPv4 address, or a bracketed IPv6 one, and a port); anything else is not echoed. */
+const SHOWN_HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/**
+ * A Stripe event sent to another path than the webhook route (`stripe listen --forward-to …/webhook`, or a Dashboard
+ * endpoint's URL), answered 404 naming the route, before any token is asked for: the 401 "needs a bearer token" it
+ * got before sent users adding a token to `stripe listen`, and the route takes none. Only Stripe and `stripe listen`
+ * send a Stripe-Signature (support tooling never does), so a request without one goes on as before, to the token
+ * check: an unauthenticated caller is told no route. `webhookHere`: whether this process mounts the route
+ * (AppDeps.mount; a process run without the webhooks role does not).
+ */
+function stripeEventElsewhere(webhookHere: boolean): RequestHandler {
+  return (req, _res, next) => {
+    if (req.headers['stripe-signature'] === undefined) {
+      next();
+      return;
+    }
+    const asked = `${req.method} ${redactSecrets(req.path).slice(0, 200)}`;
+    const host = req.headers.host !== undefined && SHOWN_HOST.test(req.headers.host) ? req.headers.host : '127.0.0.1:<port>';
+    next(
+      webhookHere
+        ? apiError('not_found', `No route ${asked}: this request carries a Stripe-Signature, and Stripe's events are taken at POST ${WEBHOOK_PATH} only. Forward them there: \`stripe listen --forward-to ${req.protocol}://${host}${WEBHOOK_PATH}\` (a Dashboard endpoint: its URL's path must be ${WEBHOOK_PATH}). No token is needed; the signature is the check.`)
+        : apiError('not_found', `No route ${asked}: this request carries a Stripe-Signature, but this process takes no Stripe events (it runs without the webhooks role). Send them to POST ${WEBHOOK_PATH} of a process that runs it (\`serve\` runs every role unless --roles leaves some out).`),
+    );
+  };
+}
+
 /**
  * Warns once (a process makes one app), at the first request carrying X-Forwarded-For, that no proxy is trusted to name the client
  * (INTERLOCK_TRUST_PROXY unset): if a proxy sent it, every client has the proxy's address, so they share one limit of
@@ -194,10 +223,12 @@ export function createApp(deps: AppDeps): Express {
     app[target.method](target.path, ...before, (req, res) => target.run(req, res));
   };
   for (const target of [...routes, openapi]) if (target.permission === null) register(target);
+  deps.mount?.(app);
+  // After the mounted webhook route, which answers its own path; before a public path's wrong method and the token.
+  app.use(stripeEventElsewhere(deps.mount !== undefined));
   // Another method on a public path is told which it takes before any token is asked for: it needs none.
   const paths = methodsByPath([...routes, openapi]);
   for (const [path, { methods, signedIn }] of paths) if (!signedIn) app.all(path, wrongMethod(methods));
-  deps.mount?.(app);
   // The page signs its callers in itself (a signed-out browser is shown the form, not a 401).
   app.use(uiRouter({ context, tokens: deps.tokens, limiter, failures, links: deps.ui?.links ?? { kind: 'dashboard', mode: 'test' }, sections: deps.ui?.sections ?? [] }));
   // The dashboard and the metrics take the page's sign-in cookie as well as the bearer header.
@@ -235,8 +266,10 @@ export function createApp(deps: AppDeps): Express {
     register(target, allow(target.permission), ...(target.method === 'get' || brake ? [] : [stored]), ...(target.body ? body : []));
   }
   for (const [path, { methods, signedIn }] of paths) if (signedIn) app.all(path, wrongMethod(methods));
+  // The OpenAPI document lists the support API only: the webhook route is named beside it, where this process has one.
+  const listed = deps.mount === undefined ? 'GET /v1/openapi.json lists every route.' : `GET /v1/openapi.json lists every route of the support API; Stripe's events go to POST ${WEBHOOK_PATH}.`;
   app.use((req, _res, next) => {
-    next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}. GET /v1/openapi.json lists every route.`));
+    next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}. ${listed}`));
   });
   app.use(errorHandler(logger));
   return app;

@@ -90,7 +90,7 @@ export type { WebhookVerdict } from './core/post-send.js';
 export { closesDispatch, openDispatch } from './core/decisions.js';
 export { readApiBase, stripeSettingOf } from './stripe/settings.js';
 import { readStripeKey } from './stripe/settings.js';
-export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, LONGEST_RETRY_AFTER_MS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
+export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, removeLeftWebhooks, signWebhookBody, type LeftWebhooks, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, LONGEST_RETRY_AFTER_MS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
 export { BLANK_STORY, CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, caseSubmissionOf, isFinalCase, mayReopenCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseInput, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
 export type { CaseCreated, CaseStatusWritten, Cases } from './redis/cases.js';

@@ -23,6 +23,8 @@ import {
   exitOnCrash,
   isLocalApiBase,
   registerLocalWebhook,
+  removeLeftWebhooks,
+  type LeftWebhooks,
   assertMetricsAddrFree,
   loadConfig,
   dataDirOf,
@@ -789,6 +791,7 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
   const { embedded } = defaults;
   let config = defaults.config;
   let registered: LocalWebhook | null = null;
+  let leftBehind: LeftWebhooks = { removed: [], kept: [] };
   if (roles.includes('webhooks') && config.stripeWebhookSecrets.length === 0) {
     if (config.port === 0) config = { ...config, port: await freePort() };
     // A port this start chose (the configured one was taken, or 0 was asked for) is not the next start's: the advice
@@ -802,9 +805,12 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
       await embedded.close();
       throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(shownWebhookUrl, config.stripeApiBase, config.stripeSecretKey)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard)${portAdvice}, or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
     }
-    // A sandbox of our own (STRIPE_API_BASE on this machine): register the route as its endpoint, with its secret.
+    // A sandbox of our own (STRIPE_API_BASE on this machine): register the route as its endpoint, with its secret,
+    // after deleting the endpoints an earlier start left there for the same URL (see removeLeftWebhooks).
     try {
-      registered = await registerLocalWebhook(stripeSide({ ...config, crashAt: null }).client, webhookUrl, FACT_EVENTS);
+      const client = stripeSide({ ...config, crashAt: null }).client;
+      if (await portIsFree(config.host, config.port)) leftBehind = await removeLeftWebhooks(client, webhookUrl);
+      registered = await registerLocalWebhook(client, webhookUrl, FACT_EVENTS);
     } catch (error) {
       await embedded.close();
       throw new CliFailure(`STRIPE_WEBHOOK_SECRET is unset and the webhook endpoint could not be registered at the sandbox ${config.stripeApiBase ?? ''} (${errorMessage(error)}). Start the sandbox, or set STRIPE_WEBHOOK_SECRET to the secret \`${listenLine(shownWebhookUrl, config.stripeApiBase, config.stripeSecretKey)} --print-secret\` prints.`, EXIT_BAD_INPUT);
@@ -824,6 +830,8 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
   }
   const { logger } = service.stores;
   exitOnCrash(logger);
+  if (leftBehind.removed.length > 0) logger.info({ removed: leftBehind.removed }, `deleted ${leftBehind.removed.length} webhook endpoint(s) at the sandbox for this route's URL that an earlier start registered and never deleted (it was killed before it could); their secrets died with it, and every event they delivered was answered 400 bad_signature`);
+  if (leftBehind.kept.length > 0) logger.warn({ kept: leftBehind.kept }, `could not delete the webhook endpoint(s) ${leftBehind.kept.join(', ')} at the sandbox, which an earlier start registered for this route's URL: the route answers their deliveries 400 bad_signature until they are deleted (DELETE ${config.stripeApiBase ?? ''}/v1/webhook_endpoints/<id>, with the sandbox's key)`);
   embedded.redis?.onExit((sentence) => logger.error(sentence));
   const serviceFile = announce(config, service, embedded, registered);
   await new Promise<void>((resolve) => {

@@ -1,9 +1,10 @@
 // The request log: one line per request, written when the answer has gone out (or the client went away), with the
 // request id (the caller's X-Request-Id when it is a plain token, else a new UUID, answered in X-Request-Id either
 // way), the method, the path with secrets masked and only the names of its query parameters, the status, the time
-// taken in ms, and the caller's role and token name once known, never the token, a header or a body. Written
-// directly, without a child logger per request: the webhook route answers thousands of requests a second and the log
-// must not be what limits it.
+// taken in ms, the caller's role and token name once known, and the code of a refusal whose route leaves one in
+// res.locals.refusal (the webhook route's: `bad_signature` is on the line), never the token, a header or a body.
+// Written directly, without a child logger per request: the webhook route answers thousands of requests a second and
+// the log must not be what limits it.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response } from 'express';
@@ -21,7 +22,7 @@ declare module 'http' {
 }
 
 /** What one request's line says, flat (a nested object costs pino a JSON.stringify of its own). */
-type Line = { reqId: string; method: string; url: string; status: number; ms: number; role?: string; token?: string };
+type Line = { reqId: string; method: string; url: string; status: number; ms: number; role?: string; token?: string; code?: string };
 
 /**
  * The URL as its line shows it: the path with secrets masked, and each query value masked (`name=…`). A careless
@@ -48,10 +49,13 @@ function writeLine(logger: Logger, req: Request, res: Response, id: string, star
     line.role = caller.role;
     line.token = caller.name;
   }
+  const refusal: unknown = res.locals['refusal'];
+  if (typeof refusal === 'string') line.code = refusal;
+  const said = line.code === undefined ? `${status}` : `${status} ${line.code}`;
   if (aborted) logger.warn(line, `${req.method} ${url} aborted by the client`);
-  else if (status >= 500) logger.error(line, `${req.method} ${url} ${status}`);
-  else if (status >= 400) logger.warn(line, `${req.method} ${url} ${status}`);
-  else logger.info(line, `${req.method} ${url} ${status}`);
+  else if (status >= 500) logger.error(line, `${req.method} ${url} ${said}`);
+  else if (status >= 400) logger.warn(line, `${req.method} ${url} ${said}`);
+  else logger.info(line, `${req.method} ${url} ${said}`);
 }
 
 export function requestLog(logger: Logger): RequestHandler {

@@ -24,8 +24,15 @@ export type StripeWebhookDeps = {
    * with (`redis_not_durable` or `queue_unavailable`).
    */
   onOutcome?: (outcome: WebhookOutcome, detail: { type?: string; reason?: string }) => void;
-  /** Where the route warns of an event it answered 200 and did not apply (a Connect event); the process's own otherwise. */
+  /**
+   * Where the route warns of an event it answered 200 and did not apply (a Connect event), and of the deliveries it
+   * refused; the process's own otherwise.
+   */
   logger?: Pick<Stores['logger'], 'warn'>;
+  /** Milliseconds now, for the refusal log's interval (tests); the machine's clock otherwise. */
+  now?: () => number;
+  /** The refusal log's interval: at most one line per reason in this many ms (REPEATED_ERROR_LOG_MS's 10 s unless told). */
+  refusalLogEveryMs?: number;
 };
 
 /**
@@ -37,14 +44,57 @@ export type WebhookOutcome = 'queued' | 'duplicate' | 'ignored' | 'connect' | 'r
 
 export const WEBHOOK_PATH = '/webhooks/stripe';
 
-/** A refusal, its status the registry's for its code. */
+/** A refusal, its status the registry's for its code. The code is left for the request log's line (request-log.ts). */
 function problem(res: Response, code: ErrorCode, message: string): void {
+  res.locals['refusal'] = code;
   res.status(ERROR_REGISTRY[code].status).json({ error: { code, message } });
+}
+
+/**
+ * What the operator does about a refused delivery, beyond what the answer says: `stripe listen` prints only
+ * `<-- [400] POST …`, and the Dashboard shows the body only on the endpoint's page, so the log is where the
+ * operator reads it. A bad signature is, nearly always, a secret that is not the sender's.
+ */
+function refusalAdvice(reason: string): string {
+  if (reason === 'bad_signature') return ' Check STRIPE_WEBHOOK_SECRET against the whsec_… `stripe listen` printed, or the signing secret of the Dashboard endpoint that sends here (several, comma-separated, while one is rotated); a sender other than Stripe is refused this way too.';
+  return '';
+}
+
+/**
+ * Logs refused deliveries at warn, at most one line per reason per `everyMs` (limitedErrorLog's pattern, with a counter
+ * per reason so a flood of one kind hides no other): the first at once, then the next one `everyMs` after the last
+ * logged, saying how many of that reason were not logged in between. A sender retrying an old endpoint, or a flood
+ * of forged posts, would otherwise fill the log a line a request. Reasons are the route's own codes, a closed set.
+ */
+function refusalLog(logger: () => Pick<Stores['logger'], 'warn'>, now: () => number, everyMs: number): (reason: string, message: string) => void {
+  const byReason = new Map<string, { lastLogged: number; since: number }>();
+  return (reason, message) => {
+    const state = byReason.get(reason) ?? { lastLogged: -Infinity, since: 0 };
+    byReason.set(reason, state);
+    const at = now();
+    if (at - state.lastLogged < everyMs) {
+      state.since += 1;
+      return;
+    }
+    const since = state.since;
+    state.lastLogged = at;
+    state.since = 0;
+    const more = since > 0 ? ` (${since} more refused as ${reason} since the last logged)` : '';
+    logger().warn({ reason, ...(since > 0 ? { notLogged: since } : {}) }, `webhook: refused a delivery to ${WEBHOOK_PATH} (${reason}): ${message}${refusalAdvice(reason)}${more}`);
+  };
 }
 
 export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
   const router = express.Router();
   let logger = deps.logger ?? null;
+  const processLogger = () => (logger ??= createLogger());
+  const logRefusal = refusalLog(processLogger, deps.now ?? Date.now, deps.refusalLogEveryMs ?? 10_000);
+  /** A delivery refused as bad input (a 4xx): counted, logged (limited), and answered. */
+  const refuse = (res: Response, reason: string, code: ErrorCode, message: string) => {
+    deps.onOutcome?.('rejected', { reason });
+    logRefusal(reason, message);
+    problem(res, code, message);
+  };
   router.post(
     WEBHOOK_PATH,
     express.raw({ type: () => true, limit: deps.limitBytes ?? 512 * 1024 }),
@@ -54,20 +104,17 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       // its bytes, which the signature covers, are gone, and saying it is empty would send the operator looking for a
       // sender that posts nothing.
       if (body !== undefined && !Buffer.isBuffer(body) && !(typeof body === 'object' && body !== null && Object.keys(body).length === 0)) {
-        deps.onOutcome?.('rejected', { reason: 'body_parsed_before_route' });
-        problem(res, 'body_parsed_before_route', `The body reached ${WEBHOOK_PATH} already parsed (${typeof body === 'string' ? 'as text' : 'as an object'}), not as the raw bytes Stripe signed, so its signature cannot be checked: a body parser (express.json(), express.text()) runs before this route. Mount the route before any body parser, or exclude ${WEBHOOK_PATH} from it.`);
+        refuse(res, 'body_parsed_before_route', 'body_parsed_before_route', `The body reached ${WEBHOOK_PATH} already parsed (${typeof body === 'string' ? 'as text' : 'as an object'}), not as the raw bytes Stripe signed, so its signature cannot be checked: a body parser (express.json(), express.text()) runs before this route. Mount the route before any body parser, or exclude ${WEBHOOK_PATH} from it.`);
         return;
       }
       if (!Buffer.isBuffer(body) || body.length === 0) {
-        deps.onOutcome?.('rejected', { reason: 'not_an_event' });
-        problem(res, 'not_an_event', 'The body is empty: Stripe sends the event as the raw JSON body of the request.');
+        refuse(res, 'not_an_event', 'not_an_event', 'The body is empty: Stripe sends the event as the raw JSON body of the request.');
         return;
       }
       const signature = req.header('stripe-signature');
       const verdict = deps.verify(body, signature);
       if (!verdict.ok) {
-        deps.onOutcome?.('rejected', { reason: verdict.reason });
-        problem(res, verdict.reason, verdict.message);
+        refuse(res, verdict.reason, verdict.reason, verdict.message);
         return;
       }
       const { event } = verdict;
@@ -82,8 +129,7 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       // (`stripe listen` forwards Connect events to --forward-to unless --forward-connect-to or --events-from @self
       // says otherwise; a Dashboard endpoint listening to connected accounts does the same).
       if (event.account !== undefined) {
-        logger ??= createLogger();
-        logger.warn({ event: event.id, type: event.type, account: event.account }, `webhook: event ${event.id} (${event.type}) is for connected account ${event.account}, not the platform account Interlock moves money on: answered 200, not applied. Forward only the platform's own events here (stripe listen --events-from @self, or an endpoint that does not listen to connected accounts).`);
+        processLogger().warn({ event: event.id, type: event.type, account: event.account }, `webhook: event ${event.id} (${event.type}) is for connected account ${event.account}, not the platform account Interlock moves money on: answered 200, not applied. Forward only the platform's own events here (stripe listen --events-from @self, or an endpoint that does not listen to connected accounts).`);
         deps.onOutcome?.('connect', { type: event.type });
         res.status(200).json({ received: true, ignored: true, reason: 'connect_account' });
         return;
@@ -115,13 +161,11 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
   router.use(WEBHOOK_PATH, (error: unknown, _req: Request, res: Response, next: (error?: unknown) => void) => {
     const status = typeof error === 'object' && error !== null ? (error as { status?: unknown; type?: unknown }) : {};
     if (status.type === 'entity.too.large' || status.status === 413) {
-      deps.onOutcome?.('rejected', { reason: 'too_large' });
-      problem(res, 'payload_too_large', 'The body is larger than a Stripe event can be.');
+      refuse(res, 'too_large', 'payload_too_large', 'The body is larger than a Stripe event can be.');
       return;
     }
     if (typeof status.status === 'number' && status.status >= 400 && status.status < 500) {
-      deps.onOutcome?.('rejected', { reason: 'unreadable' });
-      problem(res, 'not_an_event', 'The body could not be read.');
+      refuse(res, 'unreadable', 'not_an_event', 'The body could not be read.');
       return;
     }
     next(error);

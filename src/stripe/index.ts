@@ -10,4 +10,4 @@ export type { BalanceCreditSummary, DisputeSummary, RefundSummary, RefundView } 
 export { DEFAULT_SEND_TIMEOUT_MS } from './calls.js';
 export { createFactsReader } from './facts-reader.js';
 export { probeStripe } from './reachability.js';
-export { createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, type WebhookVerifierOptions } from './webhooks.js';
+export { createWebhookVerifier, isLocalApiBase, registerLocalWebhook, removeLeftWebhooks, signWebhookBody, type LeftWebhooks, type LocalWebhook, type WebhookVerifierOptions } from './webhooks.js';

@@ -6,7 +6,7 @@ import { stripeSdk } from './sdk.js';
 import type { StripeEvent, WebhookVerdict } from '../core/post-send.js';
 import { InterlockError } from '../core/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/json.js';
-import { readBudget, readCall } from './calls.js';
+import { listAll, readBudget, readCall } from './calls.js';
 import type { StripeClient } from './client.js';
 
 export type WebhookVerifierOptions = {
@@ -165,4 +165,36 @@ export async function registerLocalWebhook(client: StripeClient, url: string, ev
       await readCall(client, readBudget(5_000), `DELETE /v1/webhook_endpoints/${endpoint.id}`, (sdk, o) => sdk.webhookEndpoints.del(endpoint.id, {}, o));
     },
   };
+}
+
+/** What removeLeftWebhooks did: the endpoints it deleted, and those it could not. */
+export type LeftWebhooks = { removed: string[]; kept: string[] };
+
+/**
+ * Deletes the endpoints at a sandbox on this machine that deliver to `url`. `serve` registers the route there at start
+ * and deletes it when it stops; a start that was killed (SIGKILL, a crash, the machine lost) leaves its endpoint, with
+ * a secret no process holds any more, so the sandbox delivers every event there too, is answered 400 bad_signature
+ * and retries it for days. Reusing one is not possible (an endpoint's secret is shown only when it is created), so it
+ * goes, and one endpoint per URL remains. The caller asks only when nothing listens on the route's port, so none of
+ * them is a running service's; and only at a sandbox: at Stripe the endpoints are the operator's. A list that cannot
+ * be read deletes nothing (the registration after it says what is wrong with the sandbox).
+ */
+export async function removeLeftWebhooks(client: StripeClient, url: string): Promise<LeftWebhooks> {
+  const left: LeftWebhooks = { removed: [], kept: [] };
+  if (!isLocalApiBase(client.apiBase)) return left;
+  let endpoints: Array<{ id: string; url: string }>;
+  try {
+    endpoints = await listAll(client, readBudget(10_000), 'GET /v1/webhook_endpoints', (sdk, cursor, o) => sdk.webhookEndpoints.list(cursor, o));
+  } catch {
+    return left;
+  }
+  for (const endpoint of endpoints.filter((item) => item.url === url)) {
+    try {
+      await readCall(client, readBudget(5_000), `DELETE /v1/webhook_endpoints/${endpoint.id}`, (sdk, o) => sdk.webhookEndpoints.del(endpoint.id, {}, o));
+      left.removed.push(endpoint.id);
+    } catch {
+      left.kept.push(endpoint.id);
+    }
+  }
+  return left;
 }

@@ -87,7 +87,7 @@ export type { OnlyEntry, Recall, Recalled, Recorded, Recorder } from './gate/rec
 export { CONFLICT_EVIDENCE_MAX, TooManyProposals } from './gate/record.js';
 export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
 export type { WebhookVerdict } from './core/post-send.js';
-export { closesDispatch, openDispatch } from './core/decisions.js';
+export { closesDispatch, isMoneyPremise, openDispatch } from './core/decisions.js';
 export { readApiBase, stripeSettingOf } from './stripe/settings.js';
 import { readStripeKey } from './stripe/settings.js';
 export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, removeLeftWebhooks, signWebhookBody, type LeftWebhooks, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, LONGEST_RETRY_AFTER_MS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';

@@ -4,7 +4,7 @@ import { payloadHash } from './effect-id.js';
 import type { EffectKind } from './effects.js';
 import type { Entry, EntryOf, Checks, PremiseChange } from './entries.js';
 import { canonicalJson, type Json, type JsonObject } from './json.js';
-import { currencyCode } from './money-text.js';
+import { currencyCode, moneyText } from './money-text.js';
 
 export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error' | 'reapproved';
 
@@ -105,6 +105,46 @@ function changeExplained(kind: EffectKind | null, field: string, was: Json, now:
 }
 
 /**
+ * The premises (src/stripe) that are amounts of money in the smallest unit of the `currency` premise beside them: a
+ * refund's `refunded_by_others` and `refundable` (cents of the payment's currency), a credit's `incident_compensation`
+ * (cents of the credit's currency). No other premise is money: `chargebacks` are ids, the statuses and currencies words.
+ */
+const MONEY_PREMISES: Readonly<Record<EffectKind, readonly string[]>> = {
+  refund: ['refunded_by_others', 'refundable'],
+  credit: ['incident_compensation'],
+};
+
+/** Whether `field` is an amount of money for an effect of `kind`; of either kind when it is not known (the names differ). */
+export function isMoneyPremise(kind: EffectKind | null, field: string): boolean {
+  return kind === null ? Object.values(MONEY_PREMISES).some((fields) => fields.includes(field)) : MONEY_PREMISES[kind].includes(field);
+}
+
+/**
+ * The currency the money premises of a comparison are in: the `currency` premise the decided facts and the facts read
+ * now name, when both name the same one or only one names one. Null when they name two (a credit decided in usd and
+ * read by a worker set to jpy: each amount is in its own, and neither can be written as the other) or none (a proposal
+ * made without its currency premise), so those changes keep their bare numbers rather than a currency guessed for them.
+ */
+export function premisesCurrency(decided: Json | undefined, now: Json | undefined): string | null {
+  const was = currencyCode(decided);
+  const is = currencyCode(now);
+  if (was !== null && is !== null) return was === is ? was : null;
+  return was ?? is;
+}
+
+/**
+ * A premise's value as a change states it: its JSON, and for an amount of money (isMoneyPremise) in a currency known
+ * (premisesCurrency) the money beside it, `7500 (75.00 EUR)`, so that a reader takes 10000 cents for 100.00 EUR, not
+ * €10,000. The number stays: it is what the facts and the structured `changes` record. Anything that is not a whole
+ * number (null for a payment Stripe does not know) is its JSON alone.
+ */
+export function premiseValueText(kind: EffectKind | null, field: string, value: Json, currency: string | null): string {
+  const text = canonicalJson(value);
+  if (currency === null || typeof value !== 'number' || !Number.isSafeInteger(value) || !isMoneyPremise(kind, field)) return text;
+  return `${text} (${moneyText(value, currency)})`;
+}
+
+/**
  * Compares the facts a decision stood on with the facts read now. A fact the target could not find reads as
  * null. Pure, so the submit path, recovery and tests judge premises alike. `kind`: the effect's, for the changes whose
  * sentence depends on it (changeExplained); null where it is not known.
@@ -112,13 +152,14 @@ function changeExplained(kind: EffectKind | null, field: string, was: Json, now:
 export function comparePremises(decided: JsonObject, current: JsonObject, kind: EffectKind | null = null): PremiseReport {
   const violations: string[] = [];
   const changes: PremiseChange[] = [];
+  const currency = premisesCurrency(Object.hasOwn(decided, 'currency') ? (decided.currency as Json) : undefined, Object.hasOwn(current, 'currency') ? (current.currency as Json) : undefined);
   for (const field of Object.keys(decided)) {
     const was = decided[field] as Json;
     const now: Json = Object.hasOwn(current, field) ? (current[field] as Json) : null;
     const before = canonicalJson(was);
     const after = canonicalJson(now);
     if (before !== after) {
-      violations.push(`${field}: was ${before}, now ${after}${changeExplained(kind, field, was, now)}`);
+      violations.push(`${field}: was ${premiseValueText(kind, field, was, currency)}, now ${premiseValueText(kind, field, now, currency)}${changeExplained(kind, field, was, now)}`);
       changes.push({ field, was, now });
     }
   }

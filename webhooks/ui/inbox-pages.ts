@@ -14,7 +14,7 @@
 // the re-approval stands on those, and is refused 409 facts_changed when the item shows others by the click (brought
 // up to date after someone else's re-approval found the facts changed), which the person's page never showed.
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { moneyText, redactSecrets, type InboxItem } from '../../src/interlock.js';
+import { currencyCode, isMoneyPremise, moneyText, redactSecrets, type EffectKind, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { asApiError } from '../api/errors.js';
@@ -43,6 +43,29 @@ const detailCents = (item: InboxItem, key: string): number | null => {
 };
 const label = (kind: string) => kind.replace(/_/g, ' ');
 const json = (value: unknown) => JSON.stringify(value);
+
+/** The kind of effect an item's subject is moved by: a payment's refunds, a customer's credits (isMoneyPremise). */
+const kindOn = (subject: string): EffectKind | null => (subject.startsWith('payment:') ? 'refund' : subject.startsWith('customer:') ? 'credit' : null);
+
+/**
+ * The currency the item's changed money facts are in: the item's (its heading's), unless the changes hold a change of
+ * the `currency` fact from one currency to another (a credit decided in usd, read by a worker set to jpy), when each
+ * amount is in its own and the table keeps the bare numbers, as the sentence of the change does.
+ */
+function changesCurrency(item: InboxItem): string | null {
+  const change = item.changes.find((entry) => entry.field === 'currency');
+  const was = currencyCode(change?.was);
+  const now = currencyCode(change?.now);
+  if (was !== null && now !== null && was !== now) return null;
+  return currencyCode(item.currency ?? null) ?? was ?? now;
+}
+
+/** A changed fact's value in the table: its JSON, and beside an amount of money the money it is (`7500` (75.00 EUR)). */
+function factCell(item: InboxItem, field: string, value: unknown, currency: string | null): Html {
+  const money = isMoneyPremise(kindOn(item.subject), field);
+  if (!money || currency === null || typeof value !== 'number' || !Number.isSafeInteger(value)) return html`<code>${json(value)}</code>`;
+  return html`<code>${json(value)}</code> (${moneyText(value, currency)})`;
+}
 
 /** `error`: why no items are shown (a page position it never gave out), with a link to `firstHref`. */
 export function inboxListPage(input: { viewer: Viewer; items: readonly InboxItem[]; status: 'open' | 'closed'; nextHref: string | null; error?: { message: string; firstHref: string } | null }): Html {
@@ -166,6 +189,7 @@ const effectRef = (effectId: string, text: string, canOpen: boolean): Html => (c
 export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; canOpenEffects: boolean; notice: string | null; error: string | null; typed?: TypedForm | null }): Html {
   const { item } = input;
   const closure = item.closure;
+  const factCurrency = changesCurrency(item);
   return layout(
     `Inbox: ${label(item.kind)}`,
     input.viewer,
@@ -183,7 +207,7 @@ ${deviationFacts(item)}`}
 <dt>Allowed actions</dt><dd>${item.actions.join(', ')}</dd>
 </dl>
 ${item.changes.length === 0 ? null : html`<table><caption>Facts that changed</caption><thead><tr><th scope="col">Fact</th><th scope="col">Was</th><th scope="col">Now</th></tr></thead>
-<tbody>${item.changes.map((change) => html`<tr><td>${change.field}</td><td><code>${json(change.was)}</code></td><td><code>${json(change.now)}</code></td></tr>`)}</tbody></table>`}
+<tbody>${item.changes.map((change) => html`<tr><td>${change.field}</td><td>${factCell(item, change.field, change.was, factCurrency)}</td><td>${factCell(item, change.field, change.now, factCurrency)}</td></tr>`)}</tbody></table>`}
 ${closure === null
   ? input.canAct ? actionForms(item, input.viewer, input.typed ?? null) : html`<p>Only an approver may act on this item.</p>`
   : html`<section aria-labelledby="closed-title"><h2 id="closed-title">Closed</h2><p>${closure.by.name} (${closure.by.role}) chose <strong>${closure.action}</strong>${closure.resolution ? html` (${closure.resolution === 'landed' ? 'it landed' : 'it did not land'})` : null} at ${iso(closure.at)}${closure.note ? html`: ${closure.note}` : null}.${closure.unsigned === undefined ? null : html` ${closure.unsigned}`}${closure.reapproval ? html` New request ${effectRef(closure.reapproval.effectId, closure.reapproval.requestId, input.canOpenEffects)} under approval <code>${closure.reapproval.approval}</code>.` : null}</p></section>`}

@@ -93,7 +93,7 @@ const STARTED_BY = process.ppid;
  * prom-client and the BullMQ workers are about a third of the program's start-up, and most commands need none.
  */
 async function outerLayers() {
-  const [decisions, effects, recovery, facts, route, app, ops, web] = await Promise.all([
+  const [decisions, effects, recovery, facts, route, app, ops] = await Promise.all([
     import('../queues/decisions.js'),
     import('../queues/effects.js'),
     import('../queues/recovery.js'),
@@ -101,9 +101,8 @@ async function outerLayers() {
     import('../webhooks/stripe-route.js'),
     import('../webhooks/app.js'),
     import('../webhooks/ops/metrics.js'),
-    import('express'),
   ]);
-  return { ...decisions, ...effects, ...recovery, ...facts, ...route, ...app, replicaChecks: ops.replicaChecks, express: web.default };
+  return { ...decisions, ...effects, ...recovery, ...facts, ...route, ...app, replicaChecks: ops.replicaChecks };
 }
 
 export const ROLES = ['worker', 'webhooks', 'facts', 'api'] as const;
@@ -149,7 +148,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   // server that took the connection and answered nothing (rediss:// at a plain Redis) would be waited on again.
   const clusterMismatch = await clusterModeProblem(config, shownUrl(config.redisUrl));
   if (clusterMismatch !== null) throw new CliFailure(clusterMismatch, EXIT_BAD_INPUT);
-  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, replicaChecks, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
+  const { createApp, createWebhookOnlyApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, loadApiLimits, metricsApp, openOpsQueues, queueCheck, replicaChecks, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
   await warnIfUnboundedMemory(stores);
@@ -350,12 +349,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         });
       } else {
         // The webhook route alone (a process that only takes Stripe's events): no tokens, no support API.
-        app = express();
-        app.disable('x-powered-by');
-        mount?.(app);
-        app.get('/healthz', (_req, res) => {
-          res.json({ ok: true, roles });
-        });
+        app = createWebhookOnlyApp({ logger, mount, health: () => ({ ok: true, roles }) });
       }
       http.off('request', startingUp);
       http.on('request', app);

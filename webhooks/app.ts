@@ -175,6 +175,30 @@ export function apiRoutes(context: ApiContext): Route[] {
   return [...effectsRoutes(context), ...casesRoutes(context), ...approvalsRoutes(context), ...inboxRoutes(context), ...opsRoutes(context)];
 }
 
+/**
+ * The app of a process that takes Stripe's events and serves no support API (`serve --roles webhooks`, no api role):
+ * the webhook route (`mount`, when this process verifies events), /healthz answering `health()`, and for any other
+ * request the service's own 404 naming the route, in its error shape, each request logged as createApp logs them. A
+ * wrong `--forward-to` path hears where the route is, as it does from createApp, not Express's bare HTML page.
+ */
+export function createWebhookOnlyApp(deps: { logger: Logger; mount: ((app: Express) => void) | undefined; health: () => unknown }): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestLog(deps.logger));
+  deps.mount?.(app);
+  app.get('/healthz', (_req, res) => {
+    res.json(deps.health());
+  });
+  app.use(stripeEventElsewhere(deps.mount !== undefined));
+  const takes = deps.mount === undefined ? 'this process serves no support API and takes no Stripe events (its roles have no api or webhooks)' : `this process takes Stripe's events only, at POST ${WEBHOOK_PATH} (it runs without the api role, which serves the support API)`;
+  app.use((req, _res, next) => {
+    next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}: ${takes}.`));
+  });
+  app.use(errorHandler(deps.logger));
+  return app;
+}
+
 export function createApp(deps: AppDeps): Express {
   const { stores, logger } = deps;
   const limits = deps.limits ?? {};

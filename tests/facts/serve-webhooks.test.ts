@@ -100,4 +100,30 @@ describe('serve --roles webhooks', () => {
     }
     expect(await served.exited).toBe(0);
   });
+
+  // Rule: a process with the webhooks role and no api role answers every path but its route and /healthz with the
+  // service's JSON 404, never Express's HTML page: a Stripe-signed request to a wrong path (`stripe listen --forward-to`
+  // …/webhook) is told the route and the --forward-to line, any other request that this process serves no support API.
+  it('answers a wrong path with the service\'s 404 naming the webhook route, signed or not', async () => {
+    const secret = 'whsec_serveWrongPath';
+    const served = await spawnServe(['--roles', 'webhooks', '--port', '0'], { ...base(), STRIPE_SECRET_KEY: 'sk_test_interlockServe0005', STRIPE_API_BASE: sandbox.url, STRIPE_WEBHOOK_SECRET: secret }, 'webhook route ready');
+    try {
+      const ready = JSON.parse(served.lines.find((line) => line.includes('webhook route ready')) ?? '{}') as { webhookUrl?: string };
+      const origin = new URL(ready.webhookUrl ?? '').origin;
+      const body = JSON.stringify({ id: `evt_path_${randomBytes(4).toString('hex')}`, object: 'event', type: 'refund.failed', livemode: false, created: Math.floor(Date.now() / 1000), data: { object: { id: 're_path', object: 'refund' } } });
+      const signed = await fetch(`${origin}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signWebhookBody(body, secret) }, body });
+      const signedBody = (await signed.json()) as { error?: { code?: string; message?: string } };
+      expect(signed.status).toBe(404);
+      expect(signedBody.error?.code).toBe('not_found');
+      expect(signedBody.error?.message).toContain(`--forward-to ${origin}/webhooks/stripe`);
+      const plain = await fetch(`${origin}/v1/refunds`);
+      const plainBody = (await plain.json()) as { error?: { code?: string; message?: string } };
+      expect({ status: plain.status, code: plainBody.error?.code }).toEqual({ status: 404, code: 'not_found' });
+      expect(plainBody.error?.message).toContain('takes Stripe\'s events only, at POST /webhooks/stripe');
+      expect((await fetch(`${origin}/healthz`)).status).toBe(200);
+    } finally {
+      served.child.kill('SIGTERM');
+    }
+    expect(await served.exited).toBe(0);
+  });
 });

@@ -9,7 +9,7 @@ import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, journalOf, LONGEST_RECONCILE_SINCE_MS, LONGEST_RETRY_AFTER_MS, MAX_JSON_DEPTH, nestsDeeperThan, reconcileLease, Rejected, repairExposures, slowDownOf, watchedWithPositions, type Applied, type FactsApplier, type SlowDown, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, journalOf, LONGEST_RECONCILE_SINCE_MS, LONGEST_RETRY_AFTER_MS, MAX_JSON_DEPTH, nestsDeeperThan, reconcileLease, Rejected, repairExposures, slowDownOf, watchedWithPositions, type Applied, type FactsApplier, type SlowDown, type Stores, type ReconcileTurn, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; once done, kept 7 days but only the newest 100,000
@@ -511,6 +511,8 @@ const FAILED_IN_A_ROW = 5;
 const FAILURES_LISTED = 20;
 /** How long a scheduled pass holds its lease without renewing it: a process that dies mid-pass holds the next one back this long at most. */
 export const RECONCILE_LEASE_MS = 30_000;
+/** How often the pass at start asks again for the lease another process holds: it runs right after that pass. */
+const TURN_POLL_MS = 1_000;
 function samePlace(a: WatchPosition | null, b: WatchPosition | null): boolean {
   return a === null || b === null ? a === b : a.list === b.list && a.score === b.score && a.member === b.member;
 }
@@ -711,13 +713,14 @@ function keepLease(stores: Stores, lease: ReturnType<typeof reconcileLease>, tok
 /**
  * Reconciliation on a schedule: each pass re-reads what committed within the horizon, going on from where the last
  * pass stopped. The position lives in Redis (keys.reconcileCursor), so a process that restarts goes on too, and every
- * facts process shares it: a pass takes a lease first (keys.reconcileLease, `leaseMs`, renewed while it runs), and a
- * process that does not get it skips its turn (logged at debug; `pass()` answers `skipped`, `onPass` is not called).
- * A pass on the schedule also waits until the last one, whoever ran it, began an interval ago (less a tenth of it, at
- * most 5 s, for timers), and until Stripe's Retry-After of a rate-limited pass has passed: however many facts
- * processes run, the account sees about one pass an interval. The first scheduled pass comes at start, so a facts
- * process that (re)starts catches up at once when no pass ran within the interval. `pass()` runs one now, whenever
- * the last one ran.
+ * facts process shares it: a pass takes a lease first (keys.reconcileLease, `leaseMs`, renewed while it runs), so one
+ * pass runs at a time across the deployment. A pass on the schedule that does not get it skips its turn (logged at
+ * info; `pass()` answers `skipped`, `onPass` is not called). A pass on the schedule also waits until the last one,
+ * whoever ran it, began an interval ago (less a tenth of it, at most 5 s, for timers), and until Stripe's Retry-After
+ * of a rate-limited pass has passed: however many facts processes run, the account sees about one pass an interval.
+ * The pass at start is the catch-up (catchUp below): it runs whenever the last pass ran, since nothing re-sends what
+ * was missed while the process was down (`stripe listen` drops an event it could not forward), and waits its turn
+ * rather than skipping it. `pass()` runs one now, whenever the last one ran.
  */
 export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; limit?: number; atStart?: boolean; leaseMs?: number; durability?: FactsDurability; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
   let running: Promise<unknown> | null = null;
@@ -753,27 +756,45 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   };
   // Aborted by close(): the pass running stops at once (see reconcile's `stopping`), and none starts after.
   const stop = new AbortController();
-  const run = async (scheduled: boolean): Promise<ReconcilePass> => {
-    if (stop.signal.aborted) return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped: 'this process is stopping' };
+  const skippedPass = (skipped: string): ReconcilePass => ({ effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped });
+  /** Why `turn` gave this process no pass, in the words of its log line and of `pass()`'s `skipped`. */
+  const whyNot = (turn: Exclude<ReconcileTurn, { status: 'OK' }>): string =>
+    turn.status === 'HELD'
+      ? 'another process is running a reconciliation pass (it holds the lease)'
+      : turn.notBefore > turn.now
+        ? `Stripe rate-limited the last pass; no pass before ${new Date(turn.notBefore).toISOString()}`
+        : `the last pass began ${Math.round((turn.now - turn.startedAt) / 1000)} s ago, less than the interval`;
+  /** Asks for the lease with a fresh token (`gapMs` as lease.take's); null when this process is stopping. */
+  const ask = async (gapMs: number | null): Promise<{ token: string; askedAt: number; turn: ReconcileTurn } | null> => {
+    if (stop.signal.aborted) return null;
     // Refused before the lease is taken: a pass on a Redis that lost its data writes nothing there, not even its lease.
     options.durability?.assertDurable();
     const token = randomBytes(16).toString('hex');
     const askedAt = performance.now();
-    const turn = await lease.take(token, leaseMs, scheduled ? gapMs : null);
+    return { token, askedAt, turn: await lease.take(token, leaseMs, gapMs) };
+  };
+  const run = async (scheduled: boolean): Promise<ReconcilePass> => {
+    const asked = await ask(scheduled ? gapMs : null);
+    if (asked === null) return skippedPass('this process is stopping');
+    const { token, askedAt, turn } = asked;
     if (turn.status !== 'OK') {
-      const skipped =
-        turn.status === 'HELD'
-          ? 'another process is running a reconciliation pass (it holds the lease)'
-          : turn.notBefore > turn.now
-            ? `Stripe rate-limited the last pass; no pass before ${new Date(turn.notBefore).toISOString()}`
-            : `the last pass began ${Math.round((turn.now - turn.startedAt) / 1000)} s ago, less than the interval`;
-      stores.logger.debug({ reason: skipped }, 'reconciliation pass skipped');
-      return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped };
+      const skipped = whyNot(turn);
+      stores.logger.info({ reason: skipped }, 'reconciliation pass skipped');
+      return skippedPass(skipped);
     }
+    return passHolding(token, askedAt, turn, false);
+  };
+  /**
+   * The pass of a process that holds the lease as `token` (taken at `turn`): from the cursor, over the horizon, or,
+   * for the catch-up, back to the horizon of the last pass that ended, so that effects that left the horizon while no
+   * pass ran (the whole deployment down longer than an interval) are re-read once more.
+   */
+  const passHolding = async (token: string, askedAt: number, turn: Extract<ReconcileTurn, { status: 'OK' }>, catchingUp: boolean): Promise<ReconcilePass> => {
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
     let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null; cutShort: boolean };
     try {
-      const { next, failedInARow, slowDown, lastTried, cutShort, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
+      const since = catchingUp ? await catchUpSince(turn.now) : turn.now - options.horizonMs;
+      const { next, failedInARow, slowDown, lastTried, cutShort, ...report } = await reconcile(stores, facts, since, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
       ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null, cutShort: cutShort === true };
     } catch (error) {
       kept.stop();
@@ -814,8 +835,78 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     options.onPass?.(report, await stores.journal.serverTime());
     return { ...report, skipped: null };
   };
+  /**
+   * How far back the catch-up reads, as of `now` (Redis ms): the horizon as of when the last pass (whoever ran it)
+   * ended, not as of now: an effect that left the horizon since would have been re-read by the passes that did not run
+   * meanwhile (the whole deployment down). Never further back than the watch list is kept (keepWatchMs).
+   */
+  const catchUpSince = async (now: number): Promise<number> => {
+    const ended = await lease.lastEnded();
+    const since = Math.max(now - keepWatchMs, Math.min(now, ended ?? now) - options.horizonMs);
+    if (ended !== null && now - ended > options.intervalMs) stores.logger.info({ lastPassEnded: new Date(ended).toISOString(), readsFrom: new Date(since).toISOString() }, 'no reconciliation pass ended for longer than the interval; the pass at start reads back to the horizon as of the last one, so the effects that left the horizon meanwhile are re-read too');
+    return since;
+  };
+  // The catch-up is owed from start until a pass of this process ran under the lease, or a pass of another one began
+  // after this process first asked (that pass read Stripe after everything missed while this one was down).
+  let owed = options.atStart ?? true;
+  // The Redis ms of the catch-up's first ask, and when (performance.now()) its answer came.
+  let firstAsk: { now: number; answeredAt: number } | null = null;
+  /**
+   * The catch-up: a pass that runs whenever the last one ran, since nothing re-sends what was missed while this process
+   * was down (`stripe listen` never re-sends an event it could not forward; Stripe's own retries may come hours later).
+   * It still takes the lease (one pass at a time) and obeys Stripe's Retry-After, and it waits its turn instead of
+   * skipping it: while another process holds the lease, it asks again every TURN_POLL_MS and runs right after that
+   * pass, unless a pass began after its first ask (that one read Stripe after anything this process missed). A failure
+   * leaves it owed: the next turn on the schedule is the catch-up again.
+   */
+  const catchUp = async (): Promise<void> => {
+    let gap = 0;
+    let waitingFor: string | null = null;
+    for (;;) {
+      // Gap 0: Stripe's Retry-After still holds the pass back, the interval does not. Once a first ask answered, a gap
+      // of the time since then (by this process's clock) answers EARLY for a pass that began after it, with its start.
+      const asked = await ask(gap);
+      if (asked === null) return;
+      const { token, askedAt, turn } = asked;
+      firstAsk ??= { now: turn.now, answeredAt: performance.now() };
+      if (turn.status === 'OK') {
+        await passHolding(token, askedAt, turn, true);
+        owed = false;
+        return;
+      }
+      if (turn.status === 'EARLY' && turn.notBefore <= turn.now) {
+        if (turn.startedAt > firstAsk.now && turn.startedAt <= turn.now) {
+          owed = false;
+          stores.logger.info({ lastPassBegan: new Date(turn.startedAt).toISOString() }, "reconciliation pass at start not needed: another process's pass began after this process asked for it, and read Stripe after anything missed before");
+          return;
+        }
+        // The pass that began within the gap began before the first ask (the clocks disagree): ask again at once, gap 0.
+        gap = 0;
+        continue;
+      }
+      const waitMs = turn.status === 'HELD' ? TURN_POLL_MS : turn.notBefore - turn.now;
+      const reason = whyNot(turn);
+      // Once per reason, not at every ask: another process's pass may hold the lease for minutes.
+      if (reason !== waitingFor) stores.logger.info({ reason, askingAgainInMs: waitMs }, 'reconciliation pass at start waits its turn; it runs once the lease is free and no Retry-After holds it back');
+      waitingFor = reason;
+      await pause(waitMs);
+      gap = Math.max(0, Math.floor(performance.now() - firstAsk.answeredAt));
+    }
+  };
+  /** Resolves after `ms`, or at once when the process is stopping. */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timeout);
+        stop.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timeout = setTimeout(done, ms);
+      timeout.unref();
+      stop.signal.addEventListener('abort', done, { once: true });
+    });
   const scheduled = () => {
-    running ??= run(true)
+    running ??= (owed ? catchUp() : run(true))
       .catch((error: unknown) => stores.logger.error({ err: error }, 'reconciliation pass failed; the next one retries'))
       .finally(() => {
         running = null;
@@ -823,7 +914,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   };
   const timer = setInterval(scheduled, options.intervalMs);
   timer.unref();
-  if (options.atStart ?? true) scheduled();
+  if (owed) scheduled();
   return {
     /** One pass now, whenever the last one ran; skipped only while another process runs one. */
     pass: (): Promise<ReconcilePass> => run(false),

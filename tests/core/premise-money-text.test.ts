@@ -11,7 +11,9 @@ import type { Draft } from '../../src/core/entries.js';
 import { inboxItemFor } from '../../src/core/inbox.js';
 import type { JsonObject } from '../../src/core/json.js';
 import type { InboxItem } from '../../src/interlock.js';
+import { summaryOf } from '../../webhooks/api/effect-view.js';
 import { inboxItemPage } from '../../webhooks/ui/inbox-pages.js';
+import { effectPage } from '../../webhooks/ui/pages.js';
 import { testKey } from '../support/harness.js';
 import { checks, drafts, sealChain } from './entry-chain.js';
 
@@ -78,5 +80,19 @@ describe('the stale_premise item of an eur refund', () => {
     const movedText = inboxItemPage({ viewer: { name: 'alex', role: 'approver', csrf: 'token', sections: [] }, item: moved, canAct: true, canOpenEffects: true, notice: null, error: null }).text;
     expect(movedText).toContain('<tr><td>refundable</td><td><code>10000</code></td><td><code>7500</code></td></tr>');
     expect(movedText).toContain('<tr><td>currency</td><td><code>&quot;usd&quot;</code></td><td><code>&quot;eur&quot;</code></td></tr>');
+  });
+
+  it('shows the money on the effect page too, beside each changed premise of the refusal', () => {
+    const text = effectPage({
+      viewer: { name: 'op', role: 'operator', csrf: 'x', sections: [] },
+      summary: summaryOf(effectId, 'payment:pi_eur', entries, null),
+      detail: { journal: [], final_money: { status: 'not_sent' }, exposure: null, answer: null, answer_from: null, answer_matches_final_money: null, receipt_valid: null },
+      receipt: { entries, signatures: [], verification: { valid: true, entries: entries.length, chainIntact: true, happened: false, happenedOnce: false, problems: [] } as never },
+      links: { kind: 'dashboard', mode: 'test' },
+      canDownload: false,
+    }).text;
+    expect(text).toContain('<dt>Premise change</dt><dd><code>refundable</code>: was <code>10000</code> (100.00 EUR), now <code>7500</code> (75.00 EUR)</dd>');
+    expect(text).toContain('<li>Premise <code>refunded_by_others</code> changed: was <code>0</code> (0.00 EUR), now <code>2500</code> (25.00 EUR)</li>');
+    expect(text).not.toContain('<code>charge_status</code>: was <code>&quot;succeeded&quot;</code> (');
   });
 });

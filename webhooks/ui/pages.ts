@@ -1,7 +1,7 @@
 // The page's HTML (issue 13 §3): the sign-in form, the effects list with open alerts at the top, and one effect's
 // receipt as a timeline. Plain HTML and CSS, readable without JavaScript; every value from the journal goes
 // through `html`, which escapes it.
-import { currencyCode, moneyText, type Alert, type Entry, type EntrySignature, type Verification } from '../../src/interlock.js';
+import { currencyCode, isMoneyPremise, moneyText, type Alert, type Entry, type EntrySignature, type Verification } from '../../src/interlock.js';
 import type { EffectSummary } from '../api/effect-view.js';
 import { html, type Html } from './html.js';
 
@@ -242,12 +242,25 @@ function signatureCell(signature: EntrySignature | undefined): Html {
   return html`<span class="sig ${good ? 'sig-ok' : 'sig-bad'}">${words}</span>${signature.kid ? html` <small>(key <code>${signature.kid}</code>)</small>` : null}`;
 }
 
-function checksList(label: string, checks: { approvalLive: boolean; approvalProblems: string[]; violations: string[]; changes: { field: string; was: unknown; now: unknown }[] } | null): Html | null {
+type PremiseChangeShown = { field: string; was: unknown; now: unknown };
+
+/**
+ * A changed premise's value: its JSON, and beside an amount of money (isMoneyPremise: a payment's refundable and
+ * refunded_by_others, a customer's incident_compensation) the money it is in the effect's currency, as the change's
+ * sentence states it; bare while the same changes move the currency itself (each amount is in its own then).
+ */
+function premiseValue(field: string, value: unknown, changes: readonly PremiseChangeShown[], currency: string | null): Html {
+  const shown = changes.some((change) => change.field === 'currency') ? null : currency;
+  if (shown === null || typeof value !== 'number' || !Number.isSafeInteger(value) || !isMoneyPremise(null, field)) return html`<code>${json(value)}</code>`;
+  return html`<code>${json(value)}</code> (${moneyText(value, shown)})`;
+}
+
+function checksList(label: string, checks: { approvalLive: boolean; approvalProblems: string[]; violations: string[]; changes: PremiseChangeShown[] } | null, currency: string | null): Html | null {
   if (checks === null) return null;
   return html`<dt>${label}</dt><dd><ul>
 <li>Approval ${checks.approvalLive ? 'live' : 'not live'}${checks.approvalProblems.length > 0 ? html`: ${checks.approvalProblems.join('; ')}` : null}</li>
 ${checks.violations.length === 0 ? html`<li>Premises held</li>` : null}
-${checks.changes.map((change) => html`<li>Premise <code>${change.field}</code> changed: was <code>${json(change.was)}</code>, now <code>${json(change.now)}</code></li>`)}
+${checks.changes.map((change) => html`<li>Premise <code>${change.field}</code> changed: was ${premiseValue(change.field, change.was, checks.changes, currency)}, now ${premiseValue(change.field, change.now, checks.changes, currency)}</li>`)}
 </ul></dd>`;
 }
 
@@ -266,15 +279,15 @@ ${entry.decision ? html`<dt>Decision (${entry.decision.model})</dt><dd class="qu
     case 'DISPATCHED':
       return html`<dt>Who</dt><dd>worker ${entry.owner} (epoch ${entry.epoch})</dd>
 <dt>Send deadline</dt><dd>${iso(entry.sendDeadline)}</dd>
-${checksList('Checks before the send', entry.checks)}`;
+${checksList('Checks before the send', entry.checks, currency)}`;
     case 'COMMITTED':
-      return html`<dt>How</dt><dd>${entry.via} (epoch ${entry.epoch})</dd>${checksList('Re-checked at recovery', entry.rechecked)}`;
+      return html`<dt>How</dt><dd>${entry.via} (epoch ${entry.epoch})</dd>${checksList('Re-checked at recovery', entry.rechecked, currency)}`;
     case 'REFUSED':
       return html`<dt>Code</dt><dd>${entry.code}</dd><dt>Reason</dt><dd>${entry.reason}</dd>
-${entry.changes.map((change) => html`<dt>Premise change</dt><dd><code>${change.field}</code>: was <code>${json(change.was)}</code>, now <code>${json(change.now)}</code></dd>`)}
-${checksList('Checks', entry.checks)}${checksList('Re-checked at recovery', entry.rechecked)}`;
+${entry.changes.map((change) => html`<dt>Premise change</dt><dd><code>${change.field}</code>: was ${premiseValue(change.field, change.was, entry.changes, currency)}, now ${premiseValue(change.field, change.now, entry.changes, currency)}</dd>`)}
+${checksList('Checks', entry.checks, currency)}${checksList('Re-checked at recovery', entry.rechecked, currency)}`;
     case 'AMBIGUOUS':
-      return html`<dt>Reason</dt><dd>${entry.reason}</dd>${checksList('Re-checked at recovery', entry.rechecked)}`;
+      return html`<dt>Reason</dt><dd>${entry.reason}</dd>${checksList('Re-checked at recovery', entry.rechecked, currency)}`;
     case 'LATE_RESULT':
       return html`<dt>Who</dt><dd>fenced-out worker ${entry.owner} (epoch ${entry.epoch})</dd><dt>Its answer</dt><dd>${entry.outcome}${entry.error ? html`: ${entry.error}` : null}</dd>`;
     case 'OBSERVED':

@@ -155,6 +155,25 @@ function takeExpand(params: ParamMap): string[] {
   });
 }
 
+/**
+ * Whether a request was sent by a web page of another site than the sandbox's own address, as a browser says it: its
+ * Sec-Fetch-Site (cross-site, same-site: another port or name), or an Origin whose host is not the Host it was sent to.
+ * Null for a request no browser page sent (scripts, tests, the Stripe SDK, `stripe listen`: they send neither header).
+ */
+function foreignPage(req: IncomingMessage): string | null {
+  const site = header(req, 'sec-fetch-site');
+  if (site === 'cross-site' || site === 'same-site') return `Sec-Fetch-Site: ${site}`;
+  const origin = header(req, 'origin');
+  if (origin === undefined || origin === null) return null;
+  let host: string | null;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = null;
+  }
+  return host !== null && host === header(req, 'host') ? null : `Origin: ${origin.slice(0, 100)}`;
+}
+
 async function respond(deps: TransportDeps, req: IncomingMessage, body: string, requestId: string): Promise<Reply> {
   const method = req.method ?? 'GET';
   const rawUrl = req.url ?? '/';
@@ -163,6 +182,8 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
   const query = queryStart < 0 ? '' : rawUrl.slice(queryStart + 1);
 
   if (pathname.startsWith('/_sandbox/')) {
+    const foreign = foreignPage(req);
+    if (foreign !== null && method !== 'GET') return json(403, { error: { message: `Control route ${method} ${pathname} refused: it was sent by a web page of another site (${foreign}). The control routes take no key, so a page the operator visits could otherwise reset this sandbox or make its calls fail; call them from a script, a test or the sandbox's CLI, which send neither header.` } });
     const match = deps.control.match(method, pathname);
     if (match.route === null) return json(404, { error: { message: `Unknown control route ${method} ${pathname}` } });
     const params = parseParams(req, query, body);

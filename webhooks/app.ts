@@ -114,6 +114,16 @@ function wrongMethod(methods: readonly Method[]): RequestHandler {
   };
 }
 
+/**
+ * Headers on every answer: never sniffed as another type than it says (an error quoting the path, a list of money),
+ * and an answer of the support API (amounts, payments, names) never kept by a cache, as the page's are not.
+ */
+const answerHeaders: RequestHandler = (req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  if (req.path.startsWith('/v1/')) res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
 /** A Host header as a URL may hold it (a name or IPv4 address, or a bracketed IPv6 one, and a port); anything else is not echoed. */
 const SHOWN_HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
@@ -186,6 +196,7 @@ export function createWebhookOnlyApp(deps: { logger: Logger; mount: ((app: Expre
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(deps.logger));
+  app.use(answerHeaders);
   deps.mount?.(app);
   app.get('/healthz', (_req, res) => {
     res.json(deps.health());
@@ -242,6 +253,7 @@ export function createApp(deps: AppDeps): Express {
   // Only the proxies the operator names may say a request came over HTTPS (then the page's cookie is Secure).
   if (stores.config.trustProxy !== null) app.set('trust proxy', stores.config.trustProxy);
   app.use(requestLog(logger));
+  app.use(answerHeaders);
   if (stores.config.trustProxy === null && failures !== null) app.use(untrustedForwardWarning(logger));
   const register = (target: Route, ...before: RequestHandler[]) => {
     app[target.method](target.path, ...before, (req, res) => target.run(req, res));

@@ -465,6 +465,11 @@ export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['log
   const app = express();
   app.disable('x-powered-by');
   const hosts = options.hosts ?? [];
+  // Never sniffed as another type than the text it says it is.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   app.use((req, res, next) => {
     if (metricsHostAdmitted(req.headers.host, hosts)) {
       next();

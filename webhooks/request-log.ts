@@ -2,7 +2,8 @@
 // request id (the caller's X-Request-Id when it is a plain token, else a new UUID, answered in X-Request-Id either
 // way), the method, the path with secrets masked and only the names of its query parameters, the status, the time
 // taken in ms, the caller's role and token name once known, and the code of a refusal whose route leaves one in
-// res.locals.refusal (the webhook route's: `bad_signature` is on the line), never the token, a header or a body.
+// res.locals.refusal (the webhook route's: `bad_signature` is on the line, at debug: the route logs its refusals,
+// limited), never the token, a header or a body.
 // Written directly, without a child logger per request: the webhook route answers thousands of requests a second and
 // the log must not be what limits it.
 import { randomUUID } from 'node:crypto';
@@ -53,6 +54,10 @@ function writeLine(logger: Logger, req: Request, res: Response, id: string, star
   if (typeof refusal === 'string') line.code = refusal;
   const said = line.code === undefined ? `${status}` : `${status} ${line.code}`;
   if (aborted) logger.warn(line, `${req.method} ${url} aborted by the client`);
+  // A delivery the webhook route refused as bad input is logged by the route, at most a line per reason every 10 s
+  // (stripe-route.ts refusalLog); a line here for each would let anyone who can reach the route (no secret needed for
+  // a forged post) write the log a line a request.
+  else if (line.code !== undefined && status < 500) logger.debug(line, `${req.method} ${url} ${said}`);
   else if (status >= 500) logger.error(line, `${req.method} ${url} ${said}`);
   else if (status >= 400) logger.warn(line, `${req.method} ${url} ${said}`);
   else logger.info(line, `${req.method} ${url} ${said}`);

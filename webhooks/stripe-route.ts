@@ -4,6 +4,7 @@
 // whose Redis replicas do not hold it yet, with INTERLOCK_REDIS_MIN_REPLICAS).
 // Unknown event types are acknowledged and ignored; so is a Connect event (a connected account's), with a warning.
 import express, { type Request, type Response, type Router } from 'express';
+import { redisRefusalOf } from './api/errors.js';
 import { createLogger, ERROR_REGISTRY, errorCode, errorMessage, FACT_EVENTS, type ErrorCode, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
 
 /**
@@ -145,7 +146,12 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
         const notDurable = errorCode(error) === 'redis_not_durable';
         deps.onOutcome?.('unavailable', { type: event.type, reason: notDurable ? 'redis_not_durable' : 'queue_unavailable' });
         if (notDurable) problem(res, 'redis_not_durable', errorMessage(error));
-        else problem(res, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
+        else {
+          // Redis turning the add away (its memory full, a replica, a cluster moving keys) is the operator's to fix:
+          // said as the API says it, so the endpoint's page in the Dashboard and the log name the cause.
+          const cause = redisRefusalOf(error);
+          problem(res, 'queue_unavailable', `The event could not be queued right now${cause === null ? '' : ` (Redis turned it away: ${cause})`}; Stripe will deliver it again.`);
+        }
         return;
       }
       deps.onOutcome?.(accepted?.duplicate === true ? 'duplicate' : 'queued', { type: event.type });

@@ -2,10 +2,13 @@
 // where the operator looks: `stripe listen` prints only `<-- [400] POST …`. A wrong secret's line names
 // STRIPE_WEBHOOK_SECRET, `stripe listen` and the Dashboard endpoint's secret. The lines are limited, one per reason per
 // interval, the next one saying how many of that reason were not logged, so a flood (or Stripe retrying an old
-// endpoint for days) cannot fill the log; and the request log's line for the request carries the refusal's code.
+// endpoint for days) cannot fill the log; and the request log's line for the request carries the refusal's code, at
+// debug only, since a line a request at warn would let anyone who reaches the route (a forged post needs no secret)
+// write the log a line a request. A delivery Redis turned away (its memory full) is answered 503 naming why.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import express from 'express';
+import { ReplyError } from 'ioredis';
 import { pino } from 'pino';
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -23,17 +26,17 @@ let lines: Record[];
 let clock: number;
 
 /** The route behind the request log, as createApp mounts it, both logging into `lines`, its interval read off `clock`. */
-function service() {
+function service(level: 'info' | 'debug' = 'debug', accept: () => Promise<undefined> = async () => undefined) {
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record);
       done();
     },
   });
-  const logger = pino({ level: 'info' }, sink);
+  const logger = pino({ level }, sink);
   return express()
     .use(requestLog(logger))
-    .use(stripeWebhookRouter({ verify: createWebhookVerifier([SECRET], { mode: 'test' }), accept: async () => undefined, logger, now: () => clock, refusalLogEveryMs: EVERY_MS }));
+    .use(stripeWebhookRouter({ verify: createWebhookVerifier([SECRET], { mode: 'test' }), accept, logger, now: () => clock, refusalLogEveryMs: EVERY_MS }));
 }
 
 let seq = 0;
@@ -65,7 +68,7 @@ describe('the webhook route logs why it refused a delivery', () => {
     expect(line?.msg).toContain('Dashboard endpoint');
     expect(line?.msg).not.toContain(SECRET);
     const requestLine = lines.find((item) => item.url === '/webhooks/stripe');
-    expect(requestLine).toMatchObject({ status: 400, code: 'bad_signature', msg: 'POST /webhooks/stripe 400 bad_signature' });
+    expect(requestLine).toMatchObject({ level: 20, status: 400, code: 'bad_signature', msg: 'POST /webhooks/stripe 400 bad_signature' });
   });
 
   it('a flood of refusals: one line per reason per interval, the next saying how many were not logged; another reason is not hidden by it', async () => {
@@ -84,8 +87,26 @@ describe('the webhook route logs why it refused a delivery', () => {
     clock += EVERY_MS;
     expect((await post(app, OTHER)).status).toBe(400);
     expect(refusals().at(-1)?.notLogged).toBeUndefined();
-    // Every request still has its own request line.
+    // Every request still has its own request line, at debug.
     expect(lines.filter((item) => item.url === '/webhooks/stripe')).toHaveLength(9);
+    expect(lines.filter((item) => item.url === '/webhooks/stripe').every((item) => item.level === 20)).toBe(true);
+  });
+
+  it('a flood of forged posts at the info level writes one line, not one a request', async () => {
+    const app = service('info');
+    for (let i = 0; i < 200; i += 1) expect((await post(app, OTHER)).status).toBe(400);
+    expect(lines).toHaveLength(1);
+    expect(refusals()).toHaveLength(1);
+  });
+
+  it('a delivery Redis turned away for its memory is answered 503 naming why', async () => {
+    const app = service('info', async () => {
+      throw new ReplyError("OOM command not allowed when used memory > 'maxmemory'.");
+    });
+    const answer = await post(app, SECRET);
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('queue_unavailable');
+    expect(answer.body.error.message).toContain('Redis turned it away: OOM: its memory is full under maxmemory');
   });
 
   it('an accepted delivery logs no refusal, and its request line no code', async () => {

@@ -72,6 +72,15 @@ const REDIS_SAYS: Record<string, string> = {
   ASK: 'the cluster is moving the keys to another node',
 };
 
+/**
+ * Why Redis turned a command away, as the one who runs it reads it (`OOM: its memory is full under maxmemory`), or
+ * null when the error is not Redis turning a command away.
+ */
+export function redisRefusalOf(error: unknown): string | null {
+  const turnedAway = redisTurnedAway(error);
+  return turnedAway === null ? null : `${turnedAway}: ${REDIS_SAYS[turnedAway] ?? 'see its log'}`;
+}
+
 /** The registry error an arbitrary thrown value stands for at the edge. */
 export function asApiError(error: unknown): InterlockError {
   if (error instanceof InterlockError) return error;
@@ -89,8 +98,8 @@ export function asApiError(error: unknown): InterlockError {
       return apiError(STATUS_CODES[status] ?? 'invalid_request', status === 404 ? 'No such route.' : 'The request could not be read (a malformed path or header).', { cause: error });
     }
     if (isRedisTimeout(error)) return apiError('redis_unavailable', REDIS_TIMED_OUT, { cause: error });
-    const turnedAway = redisTurnedAway(error);
-    if (turnedAway !== null) return apiError('redis_unavailable', `Redis turned the request away for now (${turnedAway}: ${REDIS_SAYS[turnedAway] ?? 'see its log'}); nothing was recorded. Retry shortly.`, { cause: error });
+    const turnedAway = redisRefusalOf(error);
+    if (turnedAway !== null) return apiError('redis_unavailable', `Redis turned the request away for now (${turnedAway}); nothing was recorded. Retry shortly.`, { cause: error });
     if (isRedisOutage(error)) return apiError('redis_unavailable', 'Redis is not answering; nothing was recorded. Retry shortly.', { cause: error });
   }
   return apiError('internal', 'Something went wrong inside the service.', { cause: error });

@@ -4,7 +4,7 @@
 // approval and the facts and, only when it stays inside both, records the proposal and queues it on the effects queue.
 // A decision outside its approval, or money on facts that show it went back already (MODEL_DEVIATED), is recorded
 // already refused, never queued, and opens an inbox item: a person re-approves the amount the model asked for under a
-// new approval, or dismisses it.
+// new approval, or dismisses it (only dismisses it when the model chose another kind of money than the case asks for).
 //
 // A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
@@ -604,7 +604,12 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     return recorded.effectId;
   }
 
-  /** `left`: what the decider was told is left (null for a deviation recorded before it was kept). */
+  /**
+   * `left`: what the decider was told is left (null for a deviation recorded before it was kept). A deviation of
+   * another kind than the case's (a credit the model chose on a refund case) is recorded as the case's effect, which
+   * the model never decided, so its item offers no re-approval, only a dismissal (openInboxItem writes its actions by
+   * core/inbox.ts itemActions, deviatedKind).
+   */
   async function openDeviationItem(effectId: string, submission: CaseSubmission, reason: string, decidedCents: number, approvedCents: number, left: Left | null, decidedAction: string, problems: string[]): Promise<void> {
     await openInboxItem(stores, {
       effectId,

@@ -27,7 +27,7 @@ import { createLogger, limitedErrorLog } from './log.js';
 import { createCases, type Cases } from './redis/cases.js';
 import { alertIdOf, createAlerts, FACTS_RESOLVER, type Alert, type Alerts } from './redis/alerts.js';
 import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
-import { ALLOWED_ACTIONS, exposureDisputesDecided, inboxItemId, type InboxItemDraft } from './core/inbox.js';
+import { ALLOWED_ACTIONS, exposureDisputesDecided, inboxItemId, itemActions, type InboxItemDraft } from './core/inbox.js';
 import { currencyOfEffectOrCredit } from './core/effect-currency.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
@@ -894,6 +894,8 @@ export async function openInboxItem(stores: Stores, deviation: { effectId: strin
   if (partition === null || entries.length === 0) {
     throw new InterlockError('unknown_effect', `No effect ${deviation.effectId.slice(0, 80)} is recorded: record the deviating proposal first, then open its inbox item.`);
   }
+  const detail = (deviation.detail ?? null) as { [key: string]: Json } | null;
+  const changes = deviation.changes ?? [];
   const draft: InboxItemDraft = {
     id: inboxItemId('model_deviated', deviation.effectId),
     kind: 'model_deviated',
@@ -903,9 +905,10 @@ export async function openInboxItem(stores: Stores, deviation: { effectId: strin
     happened: deviation.happened,
     centsAtStake: deviation.centsAtStake,
     currency: currencyOfEffectOrCredit(entries, stores.config.creditCurrency),
-    changes: deviation.changes ?? [],
-    actions: [...ALLOWED_ACTIONS.model_deviated],
-    detail: (deviation.detail ?? null) as { [key: string]: Json } | null,
+    changes,
+    // As itemActions rules for every item: a deviation of another kind than its case's is not re-approved (deviatedKind).
+    actions: itemActions({ kind: 'model_deviated', subject: partition, changes, detail }),
+    detail,
   };
   return stores.inbox.open(draft);
 }

@@ -55,7 +55,7 @@ const REAPPROVAL_REFUSALS: readonly string[] = ['REFUSED:lease', 'REFUSED:over_c
  * already out: the answer is at Stripe (the dispute), so it is dismissed with a note saying what was done. A failed
  * case moved no money and has no effect to re-approve: what decides it is the case submitted again (caseFailureAdvice),
  * and the item is dismissed once a person has seen to that. An item's own actions may offer fewer (itemActions: a
- * credit whose currency changed is not re-approved).
+ * credit whose currency changed is not re-approved, nor a model deviation of another kind than its case's).
  */
 export const ALLOWED_ACTIONS: Record<InboxKind, readonly OperatorAction[]> = {
   ambiguous: ['resolve', 'dismiss'],
@@ -83,13 +83,29 @@ export function creditCurrencyChange(item: { subject: string; changes: readonly 
 }
 
 /**
- * What a person may do with an item as its kind allows (ALLOWED_ACTIONS), but for a credit whose currency changed
- * (creditCurrencyChange), which is not re-approved: one rule wherever an item's actions are written (when it opens,
- * when a re-approval brings its changes up to date), so the page, the CLI and the API offer the same.
+ * The kind of money a model_deviated item's model decided (`detail.decided_action`) when it is not the kind its case
+ * asks for (a refund on a `payment:` subject, a credit on a `customer:` one), or null when it is the case's kind, the
+ * item is of another kind, or its detail does not say. The deviation is recorded as the case's effect (the refund of
+ * the case's payment, with the cents the model asked for), so re-approving a credit the model decided on a refund case
+ * would send a refund nobody decided: approving an effect the model never chose is not approving its decision. Such an
+ * item is not re-approved (itemActions): it is dismissed, and the case decided again as a new case.
  */
-export function itemActions(item: { kind: InboxKind; subject: string; changes: readonly PremiseChange[] }): OperatorAction[] {
+export function deviatedKind(item: { kind: InboxKind; subject: string; detail?: { [key: string]: Json } | null }): string | null {
+  if (item.kind !== 'model_deviated') return null;
+  const decided = item.detail?.['decided_action'];
+  const asked = item.subject.startsWith('payment:') ? 'refund' : item.subject.startsWith('customer:') ? 'credit' : null;
+  return typeof decided === 'string' && asked !== null && decided !== asked ? decided : null;
+}
+
+/**
+ * What a person may do with an item as its kind allows (ALLOWED_ACTIONS), but for a credit whose currency changed
+ * (creditCurrencyChange) and a model deviation of another kind than its case's (deviatedKind), neither of which is
+ * re-approved: one rule wherever an item's actions are written (when it opens, when a re-approval brings its changes
+ * up to date), so the page, the CLI and the API offer the same.
+ */
+export function itemActions(item: { kind: InboxKind; subject: string; changes: readonly PremiseChange[]; detail?: { [key: string]: Json } | null }): OperatorAction[] {
   const allowed = [...ALLOWED_ACTIONS[item.kind]];
-  return creditCurrencyChange(item) === null ? allowed : allowed.filter((action) => action !== 'reapprove');
+  return creditCurrencyChange(item) === null && deviatedKind(item) === null ? allowed : allowed.filter((action) => action !== 'reapprove');
 }
 
 export type InboxItemDraft = {

@@ -85,10 +85,25 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
     problems.push(`the model decided a ${decision.action}, but the facts it was given stop the case's money: ${stopped.fact}; ${then}`);
   }
   if (problems.length === 0) return { verdict: 'accepted', decision };
-  // Money Interlock cannot send on these facts is not offered for approval: the problem says what a person does instead.
-  const approve = stopped?.instead === undefined ? ', or approve the amount the model asked for' : '';
-  const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was sent; a person must decide this case${approve}.`;
+  const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. ${deviationThen(decision, approval, kind, stopped?.instead !== undefined, money)}`;
   return { verdict: MODEL_DEVIATED, decision, problems, message };
+}
+
+/**
+ * What a person does with a deviated decision, the sentences ending its message (the inbox item's `happened`). Money
+ * Interlock cannot send on the facts (`unsendable`: the problem says what to do instead) is not offered for approval.
+ * Nor is money of another kind than the case's: the deviation is recorded as the case's own effect (the case's kind,
+ * subject and the cents the model asked for), so re-approving a credit the model decided on a refund case would send
+ * a refund it never decided; its item offers no re-approval (core/inbox.ts deviatedKind), and this says so and why.
+ */
+function deviationThen(decision: MoneyDecision, approval: CaseApproval, kind: EffectKind, unsendable: boolean, money: (value: number) => string): string {
+  if (decision.action !== ACTION_OF[kind]) {
+    const amount = decision.amountCents;
+    const sum = Number.isSafeInteger(amount) && amount > 0 && amount <= MAX_AMOUNT_CENTS ? ` of ${money(amount)}` : '';
+    const subject = `${kind === 'refund' ? 'payment' : 'customer'} ${subjectId(approval)}`;
+    return `Nothing was sent. The model chose a ${decision.action} where the case asks for a ${kind}, so its decision is not offered for re-approval: re-approved, it would send a ${kind}${sum} to ${subject}, which the model never decided. A person dismisses it and, if the customer is still owed money, decides the case again as a new case, under a new case id.`;
+  }
+  return `Nothing was sent; a person must decide this case${unsendable ? '' : ', or approve the amount the model asked for'}.`;
 }
 
 /** What the decider was told is left of `approval`, and why, for a problem naming an ask over it (amounts as `money` writes them). */

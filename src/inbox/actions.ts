@@ -37,7 +37,7 @@ import { approvalProblems } from '../core/approval.js';
 import { currencyOfEffect } from '../core/effect-currency.js';
 import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
-import { creditCurrencyChange, decidedPremises, factChanges, factsShown, factsShownHash, itemActions, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
+import { creditCurrencyChange, decidedPremises, deviatedKind, factChanges, factsShown, factsShownHash, itemActions, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { currencyCode, moneyText } from '../core/money-text.js';
 import type { Proposal } from '../core/proposal.js';
@@ -193,6 +193,15 @@ function refundRefusedOn(effect: Effect, premises: JsonObject, currency: string 
   if (typeof refundable !== 'number' || !Number.isFinite(refundable) || effect.amount <= refundable) return null;
   const code = currency ?? currencyCode(premises['currency']);
   return `a refund of ${moneyText(effect.amount, code)} is more than the ${moneyText(refundable, code)} still refundable on ${effect.paymentIntent} (refundable in the facts read at Stripe now), so it would be refused before the send (amount_exceeds_refundable), with this item closed. A re-approval sends the refund's amount as decided; if the customer is still owed money, dismiss this item with a note and decide a refund of at most ${moneyText(refundable, code)} under a new request id (POST /v1/refunds or npx interlock refund, or a new case)`;
+}
+
+/**
+ * The refusal of a re-approval of a model deviation whose model chose another kind of money than its case asks for
+ * (deviatedKind): re-approved, it would send the case's effect, which the model never decided.
+ */
+function otherKindRefusal(item: InboxItem, chose: string): InterlockError {
+  const asked = item.subject.startsWith('payment:') ? 'refund' : 'credit';
+  return new InterlockError('action_not_allowed', `Item ${item.id} cannot be re-approved: its model chose a ${chose} where the case asks for a ${asked}, and re-approving it would send the case's ${asked} on ${item.subject}, which the model never decided. Dismiss it with a note and, if the customer is still owed money, decide the case again as a new case under a new case id. Nothing was recorded, and the item stays open.`);
 }
 
 /** The proposal a re-approval makes: the new request, under the new approval, naming the item it re-approves. */
@@ -374,6 +383,11 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       // instead (currencyChangeJudged), the item left open, and brought up to date when the change no longer holds.
       const moved = closure === null ? creditCurrencyChange(item) : null;
       if (moved !== null) throw await currencyChangeJudged(item, moved);
+      // A model deviation of another kind than its case's is not re-approved either (itemActions, deviatedKind): its
+      // recorded effect is the case's, which the model never decided. Refused here, with why, before act() would take
+      // a re-approval its item's kind allows.
+      const otherKind = closure === null ? deviatedKind(item) : null;
+      if (otherKind !== null) throw otherKindRefusal(item, otherKind);
       if (!item.actions.includes('reapprove') || (closure !== null && !replay)) {
         // The store names who acted, or which actions the kind allows.
         await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note });

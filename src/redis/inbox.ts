@@ -12,7 +12,7 @@
 // person's dismissal, whose closure keeps who, when and why, or by the decisions worker once the case is decided or
 // fails again (openCaseFailure, closeCaseFailures). A case's open items are indexed by case (keys.inboxCaseFailures)
 // in the same scripts that open and close them, so finding them costs the same whatever else the inbox holds.
-import { actionsOf, creditCurrencyChange, decidedPremises, exposureDisputesDecided, factsShownHash, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import { actionsOf, creditCurrencyChange, decidedPremises, deviatedKind, exposureDisputesDecided, factsShownHash, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -160,8 +160,9 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     const fields = partition === null ? [] : await redis.hmget(keys.state(partition, item.effectId), `i:${item.id}`, 'head', 'committed', 'ambiguous', 'reapproved');
     const [acted = null, head = null, committed = null, ambiguous = null, reapproved = null] = fields;
     const state = head === null ? null : { committed: committed === '1', ambiguous: ambiguous === '1', reapproved: (reapproved ?? '') !== '' };
-    // An item an earlier version opened may list reapprove on a credit whose currency changed (itemActions leaves it off now).
-    const reapprovable = creditCurrencyChange(item) === null;
+    // An item an earlier version opened may list reapprove on a credit whose currency changed, or on a model deviation of
+    // another kind than its case's (itemActions leaves it off both now).
+    const reapprovable = creditCurrencyChange(item) === null && deviatedKind(item) === null;
     return { partition, acted, actions: item.actions.filter((action) => actionStands(action, state) && (action !== 'reapprove' || reapprovable)) };
   }
 
@@ -424,6 +425,11 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       if (item === null || named === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
       if (!ALLOWED_ACTIONS[item.kind].includes(request.action)) {
         throw new InterlockError('action_not_allowed', `An item of kind ${item.kind} cannot be ${request.action === 'reapprove' ? 're-approved' : `${request.action}d`}; it allows ${ALLOWED_ACTIONS[item.kind].join(', ')}.`);
+      }
+      // Never a re-approval of a deviation the model made in another kind of money than its case's: its recorded effect
+      // is the case's, which the model never decided (deviatedKind; src/inbox/actions.ts says why before it gets here).
+      if (request.action === 'reapprove' && item.closure === null && deviatedKind(item) !== null) {
+        throw new InterlockError('action_not_allowed', `Item ${id} cannot be re-approved: its model chose another kind of money than its case asks for. Dismiss it with a note. Nothing was recorded.`);
       }
       if (item.closure !== null) throw closedError(id, item.closure, request);
       if (item.kind === 'case_failed') return dismissCaseFailure(item, request);

@@ -333,7 +333,10 @@ function quoteCall(input: unknown): string {
 
 /** A field whose name says it holds money (amount_cents, amount, refund_amount_cents, total, value...). */
 const AMOUNT_FIELD = /amount|cents|total|sum|price|value|money/i;
-/** Text that reads as a figure (digits and punctuation, no words): a field holding it may be an amount, whatever its name. */
+/**
+ * Text that reads as a figure (digits and punctuation, no words; its digits of any script, as readable writes them): a
+ * field holding it may be an amount, whatever its name.
+ */
 const FIGURE = /^[^\p{L}]*\d[^\p{L}]*$/u;
 /** How deep, and how many values, a call's input is read for amounts; past that it is not read (and not trusted). */
 const AMOUNT_READ_DEPTH = 4;
@@ -440,17 +443,35 @@ const LATIN_DINAR =
   /(?<=\d\s?)(?:KD|BD|JD|RO)(?![\p{L}\p{N}])|(?<![\p{L}\p{N}])(?:KD|BD|JD|RO)(?=\s?\d)|(?<=\d[.,]\d{3}\s?)OR(?![\p{L}\p{N}])|(?<![\p{L}\p{N}])OR(?=\s?\d+[.,]\d{3}(?!\d))/gu;
 const ARABIC_DINAR = /(?<!\p{L})(?:د\.ك|د\.ب|د\.ا|د\.أ|ر\.ع|د\.ت)\.?(?!\p{L})/gu;
 
+/** A decimal digit of any script, and one that is not ASCII. */
+const DECIMAL_DIGIT = /^\p{Nd}$/u;
+const OTHER_DIGIT = /(?![0-9])\p{Nd}/gu;
+
+/**
+ * `text` with every decimal digit of another script written as its ASCII digit: Arabic-Indic `٥٠٠`, Devanagari `५००`,
+ * Bengali `৫০০`, Thai `๕๐๐` and the mathematical `𝟓𝟎𝟎` are `500`. Unicode encodes the decimal digits (\p{Nd}) in runs
+ * of ten, zero to nine, some runs next to each other (the five mathematical ones), and promises to keep doing so: a
+ * digit's value is its distance from the first digit of its run, modulo ten. Zero need not stand at a code point
+ * ending in 0 (Devanagari's is U+0966), so it is found, not assumed. Read so, a figure in any script is read as money
+ * as its ASCII spelling is; NFKC alone leaves these digits as they are.
+ */
+function asciiDigits(text: string): string {
+  return text.replace(OTHER_DIGIT, (digit) => {
+    const point = digit.codePointAt(0) ?? 0;
+    let first = point;
+    while (DECIMAL_DIGIT.test(String.fromCodePoint(first - 1))) first -= 1;
+    return String((point - first) % 10);
+  });
+}
+
 /**
  * Text as its figures are read: in Unicode's compatibility form (full-width `５，０００` and `￥` are `5,000` and `¥`, the
- * narrow and other no-break spaces are spaces), Arabic-Indic and Persian digits as ASCII ones and the Arabic decimal and
- * thousands separators (`٫`, `٬`) as a point and a comma, and the dinars' and rial's abbreviations as their codes
- * (DINAR_ABBREVIATIONS).
+ * narrow and other no-break spaces are spaces), the digits of every script as ASCII ones (asciiDigits) and the Arabic
+ * decimal and thousands separators (`٫`, `٬`) as a point and a comma, and the dinars' and rial's abbreviations as their
+ * codes (DINAR_ABBREVIATIONS).
  */
 function readable(text: string): string {
-  return text
-    .normalize('NFKC')
-    // Both runs of ten digits start at a multiple of 16 (U+0660, U+06F0).
-    .replace(/[\u0660-\u0669\u06F0-\u06F9]/g, (digit) => String((digit.codePointAt(0) ?? 0) % 16))
+  return asciiDigits(text.normalize('NFKC'))
     .replaceAll('\u066B', '.')
     .replaceAll('\u066C', ',')
     .replace(LATIN_DINAR, (written) => DINAR_ABBREVIATIONS[written] ?? written)
@@ -550,17 +571,21 @@ function wordsOf(own: CallWords, said: readonly string[]): CallWords[] {
  * ¥2,000 in jpy: cents counted there, or units in kwd, are refundSumsProblem's and otherSumsProblem's to find, read in
  * the currency's own decimals). Only money figures count, as figuresIn reads them, exactly
  * (EXACT_FIGURE): one with a currency beside it or two decimals; a plain number ("order 20", "2 items", "refund 20") is
- * in no unit and is not read either way. Any such figure counts, wherever it stands in the words: which figure is the
- * money moved cannot be read reliably ("Refund the full $20.00", "refund the customer $20.00" were missed by a rule that
- * tried), and a flag costs only a person's look, since the deviation is recorded with the amount as called: a price
+ * in no unit and is not read either way, nor is a figure in another currency than the case's ("2000 JPY" beside 2000
+ * on a usd payment names yen, not dollars: a sum in another currency, which refundSumsProblem names). Any such figure
+ * counts, wherever it stands in the words: which figure is the money moved cannot be read reliably ("Refund the full
+ * $20.00", "refund the customer $20.00" were missed by a rule that tried), and a flag costs only a person's look, since the deviation is recorded with the amount as called: a price
  * beside it ("1% of the $25.00 jar" beside 25) is flagged too, and confirming it sends the 25 cents called for. A figure
  * that is a sum of the payment the case states (`wholes`: "$1 goodwill on the $100.00 payment" beside 100, the payment
  * $100.00) is what the refund is a part of, and names no confusion.
  */
 function unitsReadAsCents(amount: number, words: readonly CallWords[], currency: string | null, wholes: readonly number[]): { cents: number; where: string; near: string } | null {
   if (!inHundredths(currency) || wholes.includes(amount * 100)) return null;
+  // A figure in another currency than the case's ("2000 JPY" on a usd payment) is no units of it, and its problem is
+  // refundSumsProblem's or otherSumsProblem's (a sum in another currency), not a mix-up of dollars with cents.
+  const elsewhere = (read: FigureRead) => currency !== null && !read.centsWritten && read.unit !== null && !unitNames(read.unit, currency);
   const money = words.flatMap(({ where, text }) =>
-    (figuresIn(text, currency) ?? []).filter((read) => read.cents !== null && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure))).map((read) => ({ ...read, where })),
+    (figuresIn(text, currency) ?? []).filter((read) => read.cents !== null && !elsewhere(read) && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure))).map((read) => ({ ...read, where })),
   );
   if (money.some((read) => read.cents === amount)) return null;
   const confused = money.find((read) => !read.centsWritten && read.cents === amount * 100);
@@ -579,12 +604,14 @@ function subjectsIn(text: string): string[] {
 
 /**
  * The cents a value states unambiguously: a JSON number (its size is what it is, whole or not), or a string of plain
- * digits. Anything else (`"$5,000.00"`, `"500000 cents"`, `"500,000"`, an object) is not read: taking the digits out of
- * `$5,000.00` would read 5000 cents, $50, where $5,000 was asked, and a person re-approving it would send that.
+ * digits, of any script (`"५०००००"` is 500000: readable). Anything else (`"$5,000.00"`, `"500000 cents"`, `"500,000"`,
+ * an object) is not read: taking the digits out of `$5,000.00` would read 5000 cents, $50, where $5,000 was asked, and a
+ * person re-approving it would send that.
  */
 function centsOf(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return Number(value);
+  const digits = typeof value === 'string' ? readable(value) : '';
+  if (/^\d{1,20}$/.test(digits)) return Number(digits);
   return null;
 }
 
@@ -638,7 +665,7 @@ function readCall(own: readonly string[], input: unknown, currency: string | nul
     // A subject's id is not an amount; a number under a subject's name may still be one.
     if (subject && typeof value === 'string') continue;
     const named = AMOUNT_FIELD.test(key);
-    if (typeof value === 'number' || (typeof value === 'string' && !STRIPE_SUBJECT.test(value) && (named || FIGURE.test(value))) || (named && value !== null && value !== undefined)) {
+    if (typeof value === 'number' || (typeof value === 'string' && !STRIPE_SUBJECT.test(value) && (named || FIGURE.test(readable(value)))) || (named && value !== null && value !== undefined)) {
       fields.push({ path: where, cents: centsOf(value), shown: typeof value === 'string' ? JSON.stringify(cleanModelLine(value, 40)) : typeof value === 'number' ? String(value) : typeof value, named });
     } else if (!ownField && typeof value === 'string') {
       const money = moneyIn(value, currency);
@@ -943,6 +970,9 @@ function largestSumOf(figure: string, decimals: number): number {
  */
 type SumRead = { sums: number[]; reads: string; near: string; where: string; count: number | null };
 
+/** Cents, the word SPELLED_SUM reads after a sum in words (`fifty thousand cents`, `one cent`). */
+const CENTS_WORD = /^cents?$/i;
+
 /** Numbers written in words (`twenty`, `five thousand`, `one hundred and fifty`), read up to the billions. */
 const SMALL_NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
 const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
@@ -950,9 +980,10 @@ const SCALES: Readonly<Record<string, number>> = { thousand: 1e3, million: 1e6, 
 const NUMBER_WORD = String.raw`(?:${[...TENS, ...SMALL_NUMBERS, 'hundred', ...Object.keys(SCALES)].sort((a, b) => b.length - a.length).join('|')})(?!\p{L})`;
 /**
  * A sum written in words before a currency's code or name (`twenty dollars`, `five thousand yen`, `fifty USD`, `fifty
- * Canadian dollars`); not words after a figure (`5 thousand yen` is a figure whose size is not read: MULTIPLIED).
+ * Canadian dollars`) or before cents (`fifty thousand cents`, `one cent`); not words after a figure (`5 thousand yen`
+ * is a figure whose size is not read: MULTIPLIED).
  */
-const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD})*)[\s-]+(${CURRENCY_CODES}|(?:${DOLLAR_COUNTRY_WORDS}[\s-]+)?(?:${UNIT_WORDS}))(?!\p{L})`, 'giu');
+const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD})*)[\s-]+(${CURRENCY_CODES}|(?:${DOLLAR_COUNTRY_WORDS}[\s-]+)?(?:${UNIT_WORDS})|cents?)(?!\p{L})`, 'giu');
 
 /** The number words in `phrase` (SPELLED_SUM) name, or null when they are not read. */
 function spelledNumber(phrase: string): number | null {
@@ -992,7 +1023,8 @@ function countOf(read: FigureRead): number | null {
  * read in `currency`, the case's (null when the facts name none, then any currency may be it, in hundredths). A money
  * figure is one written with a currency (`$10`, `$10.00`, `10 USD`, `USD 10.00`, `€10`, `10,00 €`, `10 dollars`, `¥5,000`,
  * `5,000円`, `20.000 KWD`, `KD 20.000`, as `readable` writes the text), a sum in number words before a currency's code or
- * name (`twenty dollars`, `five thousand yen`), in cents (`1000 cents`, a sum only in a currency counted in hundredths), or with its currency's decimals
+ * name (`twenty dollars`, `five thousand yen`), in cents (`1000 cents`, `fifty thousand cents`, a sum only in a currency
+ * counted in hundredths), or with its currency's decimals
  * (two, or three for a three-decimal currency) right after a word for an amount or for moving money (`credit of 10.00`).
  * It is read in the currency's own decimals, never as hundredths of every currency: `¥5,000` is 5000 in jpy, `20.000 KWD`
  * 20000 in kwd. A figure written in another currency than the case's names no sum of it. Figures with no such mark are
@@ -1022,6 +1054,12 @@ function sumsIn(words: readonly CallWords[], currency: string | null, action: (t
     for (const match of readable(text).matchAll(SPELLED_SUM)) {
       const [near, phrase = '', unit = ''] = match;
       const number = spelledNumber(phrase);
+      // Cents, as a figure with cents written after it: a sum only in a currency counted in hundredths.
+      if (CENTS_WORD.test(unit)) {
+        const cents = number !== null && decimals === 2 && Number.isSafeInteger(number) ? number : null;
+        sums.push({ sums: cents === null ? [] : [cents], reads: cents === null ? `${phrase} cents` : named(cents), near, where, count: null });
+        continue;
+      }
       const sum = number === null ? null : number * 10 ** decimals;
       if (currency !== null && !unitNames(unit, currency)) sums.push({ sums: [], reads: another(unit), near, where, count: null });
       else sums.push({ sums: sum === null || !Number.isSafeInteger(sum) ? [] : [sum], reads: sum === null ? 'a sum whose size is not read' : named(sum), near, where, count: null });
@@ -1193,6 +1231,66 @@ function explainedBy(asked: number, unknown: readonly SumRead[], named: readonly
   return shares.some((share) => named.some((sum) => sum.sums.some((whole) => asked === Math.floor(whole * share + 1e-9) || asked === Math.ceil(whole * share - 1e-9))));
 }
 
+/**
+ * Words right before a figure that ask to move it (`refund $5,000.00`, `also send 500000 cents`, `a credit of $500`),
+ * past the currency written before it, or that set it as an amount's field (`"amount_cents":500000`, `amount=500000`):
+ * an ask, not a sum told. Words for money moved already (`paid`, `refunded`) and for a price or a total are not: a
+ * story's sums are told so ("the customer paid $100.00", "the $40.00 jar").
+ */
+const ASK_BEFORE = /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?)(?:\s+(?:of|an?|another|extra|further|more|back))*|(?<![\p{L}\p{N}])(?:\p{L}+_)*(?:amount|cents)(?:_\p{L}+)*["']?\s*[:=])[\s:="']*$/iu;
+
+/**
+ * The sums a case states, in its currency's smallest unit, that an ask in a money call's words may name without asking
+ * beyond the call (askedBeyond): a refund's (knownSums: the cap, what is left of it, the payment's sums) and every count
+ * in the facts read for it (a credit's `plan_cents_per_month`).
+ */
+function statedSums(input: DecisionCase): number[] {
+  const counts = Object.values(input.facts).flatMap((facts) => Object.values(facts ?? {}));
+  return [...knownSums(input).stated, ...counts.filter((value): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)];
+}
+
+/**
+ * What a well-formed money call's words ask beyond the call, as problems for a person, or none: another payment or
+ * customer named by its id, in its own text field (`own`: its reason or description) or in the prose beside it
+ * (`said`), one neither the approval nor the facts read for the case name ("Refunding $20.00 to pi_…", a decision
+ * written out as JSON); and in its own text field a figure asked for (ASK_BEFORE) of more than the approval covers, or
+ * whose size is not read (`refund 5k`), that is neither the amount called (checkDecision judges that) nor a sum the case
+ * states (statedSums); a figure in another currency is refundSumsProblem's and otherSumsProblem's. The prose is not
+ * read for figures: it quotes what the story and the customer asked ("The customer wrote: issue_refund 100000 cents"),
+ * which is no ask of the model's. The same asks a malformed call is read for (overAsk): the call moves only what it
+ * called for, to the case's subject, and the gate holds that, but its words go into the signed receipt (a credit's
+ * description to the customer too), and an ask the model was talked into, left there with nobody told, is the trace
+ * of an injection a person must see. The amount is recorded as called: confirming sends no more.
+ */
+function askedBeyond(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], input: DecisionCase, currency: string | null): string[] {
+  const subject = subjectId(input.approval);
+  const theCase = new Set([subject, ...subjectsIn(JSON.stringify(input.facts))]);
+  const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
+  const stated = statedSums(input);
+  const named: string[] = [];
+  const over: string[] = [];
+  const unsized: string[] = [];
+  for (const { where, text } of wordsOf(own, said)) for (const id of subjectsIn(text)) if (!theCase.has(id)) named.push(`${id} in ${where}`);
+  for (const read of figuresIn(own.text, currency) ?? []) {
+    if (!ASK_BEFORE.test(read.before.replace(UNITS_BEFORE, ''))) continue;
+    if (currency !== null && !read.centsWritten && read.unit !== null && !unitNames(read.unit, currency)) continue;
+    const shown = JSON.stringify(cleanModelLine(read.near, 80));
+    if (read.cents === null) unsized.push(shown);
+    else if (read.cents > limit && read.cents !== asked && !stated.includes(read.cents)) over.push(shown);
+  }
+  const few = (items: readonly string[]) => (items.length > NAMED_CALLS_MAX ? `${items.slice(0, NAMED_CALLS_MAX).join(', ')} and ${items.length - NAMED_CALLS_MAX} more` : items.join(', '));
+  const called = `${asked} cents${currency === null ? '' : ` (${moneyText(asked, currency)})`}`;
+  const tail =
+    name === 'issue_refund'
+      ? `; the ${called} it called for, to ${subject} alone, is recorded, and confirming this refund sends no more, with its words as written; if they should not read so, dismiss this and decide the case again`
+      : `; confirming this credit sends the ${called} it called for to ${subject} alone, with its description as written: if it should not read so, dismiss this and decide the case again`;
+  const problems: string[] = [];
+  if (named.length > 0) problems.push(`the model's ${name} call named ${few(named)}, but approval ${input.approval.id} covers ${input.approval.scope} only${tail}`);
+  if (over.length > 0) problems.push(`the model's ${name} call asked for ${called}, but ${own.where} asks for a figure of more than ${limit} cents, more than approval ${input.approval.id} covers: ${few(over)}${tail}`);
+  if (unsized.length > 0) problems.push(`the model's ${name} call asked for ${called}, but ${own.where} asks for a figure whose size is not read, a multiplier or an exponent: ${few(unsized)}${tail}`);
+  return problems;
+}
+
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, input: DecisionCase, fail: (what: string) => DeciderError): Decision {
   const currency = caseCurrency(input);
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
@@ -1214,7 +1312,7 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       // Its words must name the sum it refunds when they name money: a model counting in cents where the currency has
       // none (jpy) would refund a hundred times what they say.
       const otherSums = refundSumsProblem(asked, own, said, currency, known, amount.deviations === undefined ? null : asked * 100);
-      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums])];
+      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums]), ...askedBeyond(call.name, asked, own, said, input, currency)];
       return { action: 'refund', amountCents: asked, ...(deviations.length === 0 ? {} : { deviations }), reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
     }
     case 'issue_credit': {
@@ -1223,10 +1321,11 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       // One line: the line the customer reads in their balance history.
       const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description', cleanModelLine);
       const asked = parsed.data.amount_cents;
-      const amount = amountOfCall(call.name, asked, { where: 'its description', text: description }, said, currency, []);
+      const own = { where: 'its description', text: description };
+      const amount = amountOfCall(call.name, asked, own, said, currency, []);
       // The line must not name another sum than the credit moves: the customer reads it beside the credit.
       const otherSums = otherSumsProblem(asked, description, currency, amount.deviations === undefined ? null : asked * 100);
-      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums])];
+      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums]), ...askedBeyond(call.name, asked, own, said, input, currency)];
       return { action: 'credit', amountCents: asked, ...(deviations.length === 0 ? {} : { deviations }), description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
     }
     case 'decline': {
@@ -1469,9 +1568,10 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
           if (decision !== undefined) {
             const decided = decisionFrom(decision, said, model, input, (what) => fail(what, model));
             // A decline moves no money, and a decision outside the approval (another kind, more than it covers), or one
-            // whose words name another sum than it moves (amountOfCall, refundSumsProblem, otherSumsProblem), is the
-            // worker's to record as MODEL_DEVIATED for a person, read or not: sent back, a prompt-injected ask for more
-            // would leave no trace once the model, told to read first, asked for what was approved. Judged on the
+            // whose words name another sum than it moves (amountOfCall, refundSumsProblem, otherSumsProblem) or ask beyond
+            // it (askedBeyond: another payment's id, a figure over the cap), is the worker's to record as MODEL_DEVIATED
+            // for a person, read or not: sent back, a prompt-injected ask for more would leave no trace once the model,
+            // told to read first, asked for what was approved. Judged on the
             // approval alone (null): facts the model has not read are its to read first, and the worker judges them.
             if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind, null).verdict === MODEL_DEVIATED) return decided;
             // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands

@@ -56,6 +56,8 @@ export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core
 export { identifier, freeText, personName, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
 export { APPROVAL_ID, newApprovalIdProblem, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedRequestProblem } from './core/proposal.js';
 export { SUBJECT as APPROVAL_SCOPE, GRANT_LIMITS, approvalRoom, type SubjectCap } from './core/approval.js';
+// How the gate judges an approval's own terms, for the support API to refuse a new proposal it could only refuse later.
+export { approvalProblems } from './core/approval.js';
 export { zodFieldProblems } from './core/errors.js';
 export type { FinalMoney, Exposure } from './core/final-money.js';
 export { moneyAfterSend } from './core/final-money.js';

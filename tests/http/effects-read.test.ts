@@ -103,8 +103,11 @@ describe('one effect and its receipt', () => {
     const big = approvalBody({ scope: 'payment:pi_redo', cap_cents: 5_000 });
     for (const approval of [small, big]) expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
     const body = refundBody({ payment_intent: 'pi_redo', amount: 2_000, request_id: `case-redo-${uid()}` });
-    const refused = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send({ ...body, approval: small.id, agent: 'first-agent' });
-    expect(refused.body.state).toBe('refused');
+    // Over its approval's cap: the API refuses a new request so before recording it (invalid_approval), so the refused
+    // first proposal is recorded through the effects queue, which the gate judges.
+    const first = await rig.queue.propose({ requestId: body.request_id, agent: 'first-agent', approval: String(small.id), premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: 'pi_redo', amount: 2_000, reason: body.reason } });
+    expect((await rig.queue.waitFor(first.effectId, 10_000))?.outcome).toBe('REFUSED:lease');
+    const refused = { body: { effect_id: first.effectId } };
     const sent = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send({ ...body, approval: big.id, agent: 'second-agent' });
     expect(sent.body).toMatchObject({ effect_id: refused.body.effect_id, outcome: 'COMMITTED' });
     const standing = { id: sent.body.effect_id, request_id: body.request_id, agent: 'second-agent', approval: big.id, state: 'committed' };

@@ -72,13 +72,16 @@ describe.concurrent('proposing refunds and credits', () => {
 
   it('a refusal tells the caller why, in the gate\'s words: the amount over the cap, the payment the approval does not cover; a commit gives no reason', async () => {
     const { pi, approval } = await payment({ approval: { cap_cents: 2_000 } });
+    // An amount over the approval's cap, under a new request id, is refused before it is recorded, in the gate's words.
     const over = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval, amount: 2_500 }));
-    expect(over.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease', reason: `approval ${approval} covers at most 2000 (minor units, currency unknown), not 2500 (minor units, currency unknown)` });
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatchObject({ code: 'invalid_approval', fields: [{ path: 'approval', message: `approval ${approval} covers at most 2000 (minor units, currency unknown), not 2500 (minor units, currency unknown)` }] });
     const elsewhere = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: `pi_${uid()}`, approval, amount: 100 }));
+    expect(elsewhere.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease' });
     expect(elsewhere.body.reason).toMatch(new RegExp(`^approval ${approval} covers payment:${pi}, not payment:pi_`));
     // The effect itself says the same to the support role, which may not read receipts.
-    const detail = await request(rig.app).get(`/v1/effects/${over.body.effect_id}`).set(support());
-    expect(detail.body.reason).toBe(over.body.reason);
+    const detail = await request(rig.app).get(`/v1/effects/${elsewhere.body.effect_id}`).set(support());
+    expect(detail.body.reason).toBe(elsewhere.body.reason);
     const committed = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval, amount: 2_000 }));
     expect(committed.body).toMatchObject({ outcome: 'COMMITTED', reason: null });
   });
@@ -417,7 +420,10 @@ describe('with a slow send', () => {
     expect(again.body).toMatchObject({ already_revoked: true, revoked_by: 'alex' });
     const described = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
     expect(described.body).toMatchObject({ revoked: true, live: false, revoked_by: 'alex' });
+    // A new request under it is refused before anything is recorded (the gate could only refuse it, REFUSED:lease).
     const late = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval }));
-    expect(late.body.outcome).toBe('REFUSED:lease');
+    expect(late.status).toBe(400);
+    expect(late.body.error.code).toBe('invalid_approval');
+    expect(late.body.error.message).toContain(`approval ${approval} was revoked`);
   });
 });

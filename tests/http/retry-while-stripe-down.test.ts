@@ -58,9 +58,16 @@ describe('a retry of a request already recorded, while the facts cannot be read'
   });
 
   it('keeps 503 for a recorded refusal a retry would judge again on the facts, saying it is recorded', async () => {
-    // Refused on its approval's cap: a retry is decided again (the approval may have been replaced, the facts moved).
-    const { body, first } = await settledRefund(1_000);
-    expect(first.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease' });
+    // Refused on the payment's cap (a new request over its approval's own cap is refused before it is recorded,
+    // invalid_approval): a retry is decided again (the cap may have been lifted, the facts moved).
+    const pi = `pi_${uid()}`;
+    rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+    const approval = approvalBody({ scope: `payment:${pi}` });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    expect((await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 0 })).status).toBe(200);
+    const body = refundBody({ payment_intent: pi, approval: approval.id });
+    const first = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(body);
+    expect(first.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:over_cap' });
     const retry = await request(stripeDown()).post('/v1/refunds').set(bearer(TOKENS.support)).send(body);
     expect(retry.status).toBe(503);
     expect(retry.body.error.code).toBe('premise_read_failed');

@@ -55,8 +55,12 @@ describe('GET /metrics after a scripted run', () => {
 
     const narrow = approvalBody({ scope: 'payment:pi_m2', cap_cents: 1_000 });
     expect((await request(rig.app).post('/v1/approvals').set(approver).send(narrow)).status).toBe(201);
-    const refused = await request(rig.app).post('/v1/refunds?wait=10').set(support).send(refundBody({ payment_intent: 'pi_m2', approval: narrow.id, amount: 2_000 }));
-    expect(refused.body.outcome).toBe('REFUSED:lease');
+    // The support API refuses a new request over its approval's cap before recording it (invalid_approval); the gate's
+    // own refusal (REFUSED:lease, over_amount) is what a proposal recorded through the queue meets.
+    const atTheDoor = await request(rig.app).post('/v1/refunds?wait=10').set(support).send(refundBody({ payment_intent: 'pi_m2', approval: narrow.id, amount: 2_000 }));
+    expect(atTheDoor.body.error?.code).toBe('invalid_approval');
+    const refused = await rig.queue.propose({ requestId: `case-${uid()}`, agent: 'sam', approval: narrow.id, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: 'pi_m2', amount: 2_000 } });
+    expect((await rig.queue.waitFor(refused.effectId, 10_000))?.outcome).toBe('REFUSED:lease');
 
     // Decided on "no chargebacks" while Stripe (the memory target's world) already has one: the gate's re-read refuses.
     const stale = approvalBody({ scope: 'payment:pi_m3' });

@@ -16,6 +16,9 @@ import type { Outcome } from './core/outcomes.js';
 import { recordedProposal, refusalOfLatest } from './core/recorded.js';
 import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
+import { approvalProblems } from './core/approval.js';
+import { factsOfEffect, type Effect } from './core/effects.js';
+import { currencyCode } from './core/money-text.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecall, createRecorder, type Recall, type Recorder } from './gate/record.js';
@@ -56,8 +59,6 @@ export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core
 export { identifier, freeText, personName, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
 export { APPROVAL_ID, newApprovalIdProblem, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedRequestProblem } from './core/proposal.js';
 export { SUBJECT as APPROVAL_SCOPE, GRANT_LIMITS, approvalRoom, type SubjectCap } from './core/approval.js';
-// How the gate judges an approval's own terms, for the support API to refuse a new proposal it could only refuse later.
-export { approvalProblems } from './core/approval.js';
 export { zodFieldProblems } from './core/errors.js';
 export type { FinalMoney, Exposure } from './core/final-money.js';
 export { moneyAfterSend } from './core/final-money.js';
@@ -1146,6 +1147,27 @@ export function personStrokeKey(name: string): string {
  */
 export function samePerson(one: string, other: string): boolean {
   return personKey(one) === personKey(other) || personStrokeKey(one) === personStrokeKey(other);
+}
+
+/**
+ * Why a proposal under a request id not recorded yet could only be refused for its approval, as the dispatch step
+ * judges it (REFUSED:lease): revoked, expired, every use spent (those of effects in flight counted) or a cap below the
+ * amount; null when none of these holds, or when the request id is recorded already (it is answered as it stands,
+ * whatever its approval is now). Recorded, such a proposal is refused all the same, and its journal, state and job
+ * are kept for ever (README "Retention"): a caller retrying under fresh request ids would fill Redis with refusals, so
+ * the support API and `interlock refund|credit` refuse it before recording. `premises`: the facts read for it, whose
+ * `currency` the problems state amounts in (a credit's is the configured one when its facts name none). An approval
+ * of another subject, what it holds in cents for effects in flight and a subject's shared cap are left to the gate. The
+ * journal is asked only when the approval has a problem, so a new request under a usable one pays no round trip.
+ */
+export async function unusableApproval(stores: Stores, effect: Effect, effectId: string, approvalId: string, premises: Record<string, unknown>): Promise<string[] | null> {
+  const { now, snapshot } = await stores.approvals.describe(approvalId);
+  const subject = factsOfEffect(effect).subject;
+  if (snapshot === null || snapshot.scope !== subject) return null;
+  const currency = currencyCode(premises['currency']) ?? (effect.kind === 'credit' ? currencyCode(stores.config.creditCurrency) : null);
+  const problems = approvalProblems(snapshot, { now, subject, amount: effect.amount, phase: 'dispatch', currency });
+  if (problems.length === 0 || (await stores.journal.partitionOf(effectId)) !== null) return null;
+  return problems;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   caseScope,
   isFinalCase,
   checkFourEyes,
+  unusableApproval,
   tokensFileExposure,
   createDecider,
   createFacts,
@@ -1189,6 +1190,10 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     await checkFourEyes(cli.stores, options.approval, [options.agent]);
     const effectId = effectIdFor({ requestId: options.request, effect });
     const premises = await readAtStripe(() => stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 }));
+    // An approval the gate could only refuse, under a request not recorded yet: refused before anything is recorded,
+    // as the support API refuses it (unusableApproval).
+    const unusable = await unusableApproval(cli.stores, effect, effectId, options.approval, premises);
+    if (unusable !== null) throw new CliFailure(`Approval ${options.approval} cannot carry this ${effect.kind}: ${unusable.join('; ')}. Nothing was recorded, and request ${options.request} is still free. Grant a new approval that covers it (interlock approvals grant), then propose under it.`, EXIT_BAD_INPUT);
     const queue = createEffectsQueue(cli.stores);
     const check = `interlock effect show --request ${options.request}`;
     let queued: boolean | null = null;

@@ -230,9 +230,12 @@ describe.concurrent('the service commands and their exit codes', () => {
 
 // Alone: its slowness at the sandbox is for its own refund's create (slowDown is taken by the first one to come).
 describe('the service commands: a refund not settled within --wait 0', () => {
-  it('refund refused by the gate (over its approval\'s cap): 3; not settled within --wait 0: 4, and it settles afterwards', async () => {
+  it('refund refused by the gate (over its payment\'s shared cap): 3; not settled within --wait 0: 4, and it settles afterwards', async () => {
     const [capped, queued] = await Promise.all([pay(world.stripe, 'pm_card_visa', 5_000), pay(world.stripe, 'pm_card_visa', 5_000)]);
-    const [small, enough] = await Promise.all([approve(`payment:${capped.paymentIntent}`, 1_000), approve(`payment:${queued.paymentIntent}`, 2_000)]);
+    // An approval that covers the refund, on a payment whose shared cap does not: only the gate refuses it (an approval
+    // whose own cap is below the amount is refused before anything is recorded, exit 2).
+    const [small, enough] = await Promise.all([approve(`payment:${capped.paymentIntent}`, 2_000), approve(`payment:${queued.paymentIntent}`, 2_000)]);
+    await pipeline.stores.approvals.setSubjectCap(`payment:${capped.paymentIntent}`, 1_000);
     // The queued refund's create is slow at Stripe, so a worker cannot settle it before `--wait 0` answers (it did
     // once with no slowness). Only the create (POST): the commands' own premise reads (GET /v1/refunds) came first.
     // The slowness is taken by the first refund created at the sandbox, so no other test may create one meanwhile:
@@ -244,7 +247,7 @@ describe('the service commands: a refund not settled within --wait 0', () => {
       cli(refundArgs(`case-cli-${pipeline.config.keyPrefix}-nowait`, queued.paymentIntent, 2_000, enough, '0')),
     ]);
     expect([refused.code, unsettled.code], `${refused.stderr}\n${unsettled.stderr}`).toEqual([3, 4]);
-    expect(json(refused)).toMatchObject({ outcome: 'REFUSED:lease' });
+    expect(json(refused)).toMatchObject({ outcome: 'REFUSED:over_cap' });
     expect(json(unsettled)).toMatchObject({ outcome: null });
     const settled = await pipeline.untilSettled([String(json(unsettled).effectId)], 60_000);
     expect([...settled.values()].map((answer) => answer.outcome)).toEqual(['COMMITTED']);

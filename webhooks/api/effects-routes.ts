@@ -3,7 +3,7 @@
 // premises, which the gate re-reads right before it sends. The proposal is recorded (binding its payload, I5) and
 // queued; a duplicate of the same request is answered with the effect already recorded, and another payload under
 // the same request id is refused.
-import { approvalProblems, CONFLICT_EVIDENCE_MAX, currencyCode, effectIdFor, errorMessage, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
+import { CONFLICT_EVIDENCE_MAX, effectIdFor, errorMessage, InterlockError, ProposalError, unusableApproval, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, linksOf, summaryOf } from './effect-view.js';
 import { apiError, nothingRecorded } from './errors.js';
@@ -40,41 +40,13 @@ export function effectsRoutes(context: ApiContext): Route[] {
 
   type Proposed = { request_id: string; approval: string; agent?: string | undefined; decision?: { model: string; text: string } | undefined };
 
-  type Described = Awaited<ReturnType<typeof stores.approvals.describe>>;
-
-  /**
-   * Refuses a proposal under a new request id whose approval the gate could only refuse (REFUSED:lease): revoked,
-   * expired, its cap below the amount, or every use spent (those of effects in flight counted, as the dispatch step
-   * counts them). Recorded, such a proposal would be refused all the same, and its journal, state and job kept for ever
-   * (README "Retention"): a client retrying under fresh request ids would fill Redis with refusals. A request id
-   * recorded already is answered as it stands, whatever its approval is now (the journal is asked only when the
-   * approval has a problem, so a new request under a usable one pays no round trip for it). Judged once the facts are
-   * read, so that amounts are stated in the currency the effect is decided in (a refund's is its payment's). An
-   * approval of another subject, what it holds in cents for effects in flight, and the caps shared on a subject are left
-   * to the gate, as before.
-   */
-  async function refuseUnusableApproval(effect: Effect, effectId: string, body: Proposed, described: Described, premises: Record<string, unknown>): Promise<void> {
-    const { now, snapshot } = described;
-    const subject = effect.kind === 'refund' ? `payment:${effect.paymentIntent}` : `customer:${effect.customer}`;
-    // Missing here but found by checkFourEyes's own read (the two raced), or of another subject: the gate judges it.
-    if (snapshot === null || snapshot.scope !== subject) return;
-    const currency = currencyCode(premises.currency) ?? (effect.kind === 'credit' ? currencyCode(stores.config.creditCurrency) : null);
-    const problems = approvalProblems(snapshot, { now, subject, amount: effect.amount, phase: 'dispatch', currency });
-    if (problems.length === 0 || (await stores.journal.partitionOf(effectId)) !== null) return;
-    throw apiError(
-      'invalid_approval',
-      `Approval ${body.approval} cannot carry this ${effect.kind}: ${problems.join('; ')}. Nothing was recorded, and request id ${body.request_id} is still free. Grant a new approval that covers ${subject} (POST /v1/approvals), then propose the ${effect.kind} under it.`,
-      { fields: [{ path: 'approval', message: problems.join('; ') }] },
-    );
-  }
-
   /**
    * Records the proposal decided on facts read now. When they cannot be read, the journal answers what needs no facts
    * (another payload under a recorded request id, a retry of an effect nothing more can happen to), as recording would
    * have whatever they were. It is asked only then, so a new request pays no Redis round trip for it; a recorded
    * request whose retry would be judged again on the facts stays 503, saying it is recorded.
    */
-  async function recordOn(effect: Effect, effectId: string, body: Proposed, described: Described, proposalOn: (premises: Record<string, unknown>) => Record<string, unknown>) {
+  async function recordOn(effect: Effect, effectId: string, body: Proposed, proposalOn: (premises: Record<string, unknown>) => Record<string, unknown>) {
     const requestId = body.request_id;
     let facts: Record<string, unknown>;
     try {
@@ -86,17 +58,18 @@ export function effectsRoutes(context: ApiContext): Route[] {
       const why = unread instanceof Error && unread.cause !== undefined ? errorMessage(unread.cause) : errorMessage(unread);
       throw apiError('premise_read_failed', `Request ${requestId} is recorded (effect ${recalled.effectId}), but the facts a retry of it is decided on could not be read (${why}), so this retry was not decided and nothing new was recorded. Send it again when Stripe answers.`, { cause: unread });
     }
-    await refuseUnusableApproval(effect, effectId, body, described, facts);
+    // An approval the gate could only refuse, under a request id not recorded yet: refused before anything is recorded.
+    const unusable = await unusableApproval(stores, effect, effectId, body.approval, facts);
+    if (unusable !== null) {
+      const subject = effect.kind === 'refund' ? `payment:${effect.paymentIntent}` : `customer:${effect.customer}`;
+      throw apiError('invalid_approval', `Approval ${body.approval} cannot carry this ${effect.kind}: ${unusable.join('; ')}. Nothing was recorded, and request id ${body.request_id} is still free. Grant a new approval that covers ${subject} (POST /v1/approvals), then propose the ${effect.kind} under it.`, { fields: [{ path: 'approval', message: unusable.join('; ') }] });
+    }
     return effects.propose(proposalOn(facts));
   }
 
   async function propose(effect: Effect, body: Proposed, caller: Caller, wait: number | undefined, gone: AbortSignal) {
     const agent = body.agent ?? caller.name;
-    // Read beside the four-eyes rule's own read; its failure is answered after the rule's.
-    const reading = stores.approvals.describe(body.approval);
-    reading.catch(() => undefined);
     await checkFourEyes(body.approval, agent, caller);
-    const described = await reading;
     const effectId = effectIdFor({ requestId: body.request_id, effect });
     const proposalOn = (premises: Record<string, unknown>) => ({
       requestId: body.request_id,
@@ -110,7 +83,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     });
     let recorded: Awaited<ReturnType<typeof recordOn>>;
     try {
-      recorded = await recordOn(effect, effectId, body, described, proposalOn);
+      recorded = await recordOn(effect, effectId, body, proposalOn);
     } catch (error) {
       if (error instanceof ProposalError) {
         const fields = error.fields.map((field) => ({ path: apiPath(field.path), message: field.message }));

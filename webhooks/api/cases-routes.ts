@@ -166,7 +166,7 @@ function caseSentence(record: CaseRecord, effect: CaseEffect | null, followed: r
     case 'deviated':
       if (followed.length > 0 && status.effectId !== null) return `MODEL_DEVIATED: ${status.problems.join('; ')}. Its decision was recorded refused on effect ${status.effectId};${reapprovalSentence(followed)}`;
       if (dismissed !== null && status.effectId !== null) return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was sent; its decision is recorded refused on effect ${status.effectId}, and ${dismissed.by} dismissed inbox item model_deviated:${status.effectId}: ${JSON.stringify(dismissed.note)}.`;
-      return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was sent; ${status.effectId === null ? 'a person must decide this case' : `its decision is recorded refused on effect ${status.effectId}, and inbox item model_deviated:${status.effectId} asks a person to re-approve the amount the model asked for or dismiss it`}.`;
+      return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was sent; ${status.effectId === null ? 'a person must decide this case' : `its decision is recorded refused on effect ${status.effectId}, and inbox item model_deviated:${status.effectId} asks a person to re-approve the amount the model asked for or dismiss it (only to dismiss it when the model chose another kind of money than the case asks for: its item says so)`}.`;
     case 'failed':
       return status.error?.message ?? 'The case could not be decided; nothing was proposed.';
     case 'proposed':

@@ -1121,8 +1121,16 @@ function foldedLetters(text: string): string {
  * of it. I and l stay two letters here: "Iida" is iida, "Lida" lida; personStrokeKey is the key that reads them alike.
  */
 export function personKey(name: string): string {
-  return foldedLetters(plainName(name)).replace(NOT_OF_A_NAME, '');
+  return foldedLetters(plainName(name)).replace(DOT_ON_AN_I, 'i').replace(NOT_OF_A_NAME, '');
 }
+
+/**
+ * A dot above (U+0307) on an i, as the dotted capital İ folds to (i and the dot: Unicode keeps it, for Lithuanian) or
+ * as typed on a small i: drawn, it is the i's own dot, so "İlker", "ilker" and "i\u0307lker" are one name.
+ */
+const DOT_ON_AN_I = /i\u0307/gu;
+/** The same dot on an upright stroke (personStrokeKey), which an i or İ becomes there. */
+const DOT_ON_A_STROKE = /\|\u0307/gu;
 
 /**
  * A name as the four-eyes rule compares it by its upright strokes (the other key: samePerson): read as personKey reads
@@ -1136,7 +1144,7 @@ export function personKey(name: string): string {
  * four eyes): someone else proposes.
  */
 export function personStrokeKey(name: string): string {
-  return foldedLetters(uprightStrokes(plainName(name))).normalize('NFD').replace(STROKE_LETTERS, UPRIGHT_STROKE).normalize('NFC').replace(NOT_OF_A_NAME_OR_A_STROKE, '');
+  return foldedLetters(uprightStrokes(plainName(name))).normalize('NFD').replace(STROKE_LETTERS, UPRIGHT_STROKE).replace(DOT_ON_A_STROKE, UPRIGHT_STROKE).normalize('NFC').replace(NOT_OF_A_NAME_OR_A_STROKE, '');
 }
 
 /**

@@ -6,7 +6,8 @@
 // (Iida and Lida, Elia and Ella) may not propose under each other's four-eyes approval. Changed from a stroke key that
 // kept case (Ian and Lan two people), under which an approver recorded as ALEX could propose as aIex. The four_eyes
 // refusal names the recorded approver (or the granting token) that matched and the proposer as sent, never the
-// proposer as the one who approved. The vertical line is refused in a name in its full-width form ｜ too (NFKC folds
+// proposer as the one who approved. A dot above on an i (the dotted capital İ folds to i and the dot; typed on a
+// small i it is drawn as the i's own) is no letter: İlker is ilker. The vertical line is refused in a name in its full-width form ｜ too (NFKC folds
 // it to |).
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -51,6 +52,9 @@ describe('two keys: letters with case aside, and upright strokes in either case'
     ['Ila', 'Lia'],
     ['Lisa', 'Iisa'],
     ['\u00edan', '\u0139an'],
+    ['ilker', '\u0130lker'],
+    ['ILKER', '\u0130LKER'],
+    ['ilker', 'i\u0307lker'],
   ])('takes %s and %s for one person', (one, other) => {
     expect(samePerson(one, other)).toBe(true);
     expect(samePerson(other, one)).toBe(true);
@@ -70,7 +74,7 @@ describe('two keys: letters with case aside, and upright strokes in either case'
   // Every spelling of a name that is one person with a second spelling is one person with every spelling the second
   // is one person with: the two keys make no pair that a third name joins (the gap an approver in capitals used).
   it('is one relation over names that differ by case and strokes', () => {
-    const names = ['ALEX', 'Alex', 'alex', 'AIex', 'aIex', 'a1ex', 'A1EX', '\u0430\u04cf\u0435\u0445', '\u0410\u04c0\u0415\u0425', 'Ian', 'Lan', 'lan', 'ian', 'IAN', 'LAN', '\u00cdan', '\u00edan', '\u0139an', '\u013aan', 'BILL', 'bill', 'biII', 'bi11', 'Bi1l'];
+    const names = ['ALEX', 'Alex', 'alex', 'AIex', 'aIex', 'a1ex', 'A1EX', '\u0430\u04cf\u0435\u0445', '\u0410\u04c0\u0415\u0425', 'Ian', 'Lan', 'lan', 'ian', 'IAN', 'LAN', '\u00cdan', '\u00edan', '\u0139an', '\u013aan', 'BILL', 'bill', 'biII', 'bi11', 'Bi1l', 'ilker', 'ILKER', '\u0130lker', '\u0130LKER', 'i\u0307lker', '\u0131lker'];
     for (const a of names) for (const b of names) for (const c of names) {
       if (samePerson(a, b) && samePerson(b, c)) expect(samePerson(a, c), `${a} ~ ${b} ~ ${c}`).toBe(true);
     }

@@ -793,7 +793,9 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
     let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null; cutShort: boolean };
     try {
-      const since = catchingUp ? await catchUpSince(turn.now) : turn.now - options.horizonMs;
+      // The catch-up's window is fixed at its first pass and kept until a pass reads all of it (catchUpFrom), so one
+      // that Stripe's rate limit, the source's failures or a lost lease stopped is gone on with, not narrowed.
+      const since = catchingUp || catchUpFrom !== null ? (catchUpFrom ??= await catchUpSince(turn.now)) : turn.now - options.horizonMs;
       const { next, failedInARow, slowDown, lastTried, cutShort, ...report } = await reconcile(stores, facts, since, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
       ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null, cutShort: cutShort === true };
     } catch (error) {
@@ -803,6 +805,11 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     }
     kept.stop();
     const { report, slowDown } = ended;
+    // The catch-up is done once a pass has read its whole window: not stopped, not cut short, nothing left after it.
+    if (catchUpFrom !== null && !ended.cutShort && report.stopped === null && ended.next === null) {
+      catchUpFrom = null;
+      owed = false;
+    }
     const holdMs = slowDown === null ? 0 : Math.min(LONGEST_RETRY_AFTER_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
     // A pass the source's failures stopped before it finished anything is marked (a failure count of -1): the next one
     // takes the run up again (the source may be back). When that one stops there too without finishing anything, the
@@ -849,6 +856,8 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   // The catch-up is owed from start until a pass of this process ran under the lease, or a pass of another one began
   // after this process first asked (that pass read Stripe after everything missed while this one was down).
   let owed = options.atStart ?? true;
+  // Since when the catch-up reads (Redis ms), fixed at its first pass, until a pass has read all of it; null otherwise.
+  let catchUpFrom: number | null = null;
   // The Redis ms of the catch-up's first ask, and when (performance.now()) its answer came.
   let firstAsk: { now: number; answeredAt: number } | null = null;
   /**
@@ -870,8 +879,8 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       const { token, askedAt, turn } = asked;
       firstAsk ??= { now: turn.now, answeredAt: performance.now() };
       if (turn.status === 'OK') {
+        // Owed still when the pass did not read its whole window (passHolding): the next turn goes on with it.
         await passHolding(token, askedAt, turn, true);
-        owed = false;
         return;
       }
       if (turn.status === 'EARLY' && turn.notBefore <= turn.now) {

@@ -6,7 +6,7 @@
 // effects that left the horizon while no pass ran (the whole deployment down) are re-read once more.
 import { vi, expect, it } from 'vitest';
 import { startReconciler, type ReconcileReport } from '../../queues/facts.js';
-import { createFacts, reconcileLease, type Stores } from '../../src/interlock.js';
+import { createFacts, reconcileLease, StripeUnavailable, type Stores } from '../../src/interlock.js';
 import { sleep } from '../support/harness.js';
 import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
@@ -138,4 +138,36 @@ it('after the deployment was down for hours, the pass at start re-reads the effe
   } finally {
     await later.close();
   }
+});
+
+// A catch-up that Stripe's rate limit stopped part way keeps its window: the passes after it go on from where it
+// stopped over the same window, until one has read all of it, so no effect that left the horizon is dropped.
+it('a catch-up stopped by a rate limit part way is gone on with over its own window until all of it is read', async () => {
+  const world = await each.open();
+  const a = await world.node('a');
+  const ids = await commitRefunds(world, a, 'pi_1', 4);
+  const redis = each.redis();
+  const { keys } = a.stores;
+  const now = await a.journal.serverTime();
+  // Committed 3 h ago, the last pass ended 4 h ago, the horizon 1 h: only the catch-up's window holds them.
+  for (const [index, effectId] of ids.entries()) await redis.zadd(keys.effectsByTime, String(now - 3 * HOUR + index), effectId);
+  await redis.hset(keys.reconcileCursor, { failedInARow: '0', startedAt: String(now - 4 * HOUR - 1_000), endedAt: String(now - 4 * HOUR), notBefore: String(now - 4 * HOUR) });
+  let limited = false;
+  const tried: string[] = [];
+  const passes: ReconcileReport[] = [];
+  const facts = tracing(createFacts(a.stores, countingReader().reader), tried, (effectId) => {
+    if (effectId === ids[1] && !limited) {
+      limited = true;
+      throw new StripeUnavailable('Could not read GET /v1/refunds from Stripe (rate limited (429 rate_limit)); nothing changed.', { stripeStatus: 429, stripeCode: 'rate_limit', requestId: null, retryAfterMs: null, rateLimited: true, outcomeUnknown: false });
+    }
+  });
+  const reconciler = startReconciler(a.stores, facts, { intervalMs: HOUR, horizonMs: HOUR, onPass: (report) => passes.push(report) });
+  try {
+    await until(() => passes.length > 0);
+    expect(passes[0]?.stopped ?? '').toContain('rate-limited');
+    for (let i = 0; i < 3; i += 1) await reconciler.pass();
+  } finally {
+    await reconciler.close();
+  }
+  expect(new Set(tried)).toEqual(new Set(ids));
 });

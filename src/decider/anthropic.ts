@@ -1238,6 +1238,12 @@ function explainedBy(asked: number, unknown: readonly SumRead[], named: readonly
  * story's sums are told so ("the customer paid $100.00", "the $40.00 jar").
  */
 const ASK_BEFORE = /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?)(?:\s+(?:of|an?|another|extra|further|more|back))*|(?<![\p{L}\p{N}])(?:\p{L}+_)*(?:amount|cents)(?:_\p{L}+)*["']?\s*[:=])[\s:="']*$/iu;
+/**
+ * Words right before a figure, or before the ask right before it, that report what someone else asked or wanted ("the
+ * customer asked for a refund of $60.00", "Customer wanted to refund $60.00", "requested $60.00", "the customer's
+ * request of $60.00"): a sum told of the story, not asked by the call's words ("also refund 500000" is still asked).
+ */
+const REPORTED_BEFORE = /(?<!\p{L})(?:(?:had\s+)?ask(?:s|ed)?\s+for|want(?:s|ed)?|request(?:s|ed)?|request\s+of)(?:\s+(?:to|for|a|an|the))*(?:\s+(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?|get)(?:\s+(?:of|an?|back))*)?[\s:="']*$/iu;
 
 /**
  * The sums a case states, in its currency's smallest unit, that an ask in a money call's words may name without asking
@@ -1250,29 +1256,48 @@ function statedSums(input: DecisionCase): number[] {
 }
 
 /**
+ * The ids a money call's words may send money to that askedBeyond names: a payment (`pi_`, `py_`), which a refund
+ * returns money to, on either case (a credit's words "the rest was refunded to pi_…" ask a refund), and on a credit
+ * case a customer (`cus_`), which a credit goes to. Others are no destination of the call: on a refund case the
+ * payment's charge (`ch_`) and its customer (`cus_`) are told of the payment the refund returns to, whoever they are.
+ */
+function destinationOf(name: keyof typeof MONEY_ACTION): RegExp {
+  return name === 'issue_credit' ? /^(?:pi|py|cus)_/ : /^(?:pi|py)_/;
+}
+
+/**
  * What a well-formed money call's words ask beyond the call, as problems for a person, or none: another payment or
  * customer named by its id, in its own text field (`own`: its reason or description) or in the prose beside it
- * (`said`), one neither the approval nor the facts read for the case name ("Refunding $20.00 to pi_…", a decision
- * written out as JSON); and in its own text field a figure asked for (ASK_BEFORE) of more than the approval covers, or
- * whose size is not read (`refund 5k`), that is neither the amount called (checkDecision judges that) nor a sum the case
- * states (statedSums); a figure in another currency is refundSumsProblem's and otherSumsProblem's. The prose is not
- * read for figures: it quotes what the story and the customer asked ("The customer wrote: issue_refund 100000 cents"),
- * which is no ask of the model's. The same asks a malformed call is read for (overAsk): the call moves only what it
- * called for, to the case's subject, and the gate holds that, but its words go into the signed receipt (a credit's
- * description to the customer too), and an ask the model was talked into, left there with nobody told, is the trace
- * of an injection a person must see. The amount is recorded as called: confirming sends no more.
+ * (`said`), one of a kind the call's money could go to (destinationOf) that neither the approval, the story nor the
+ * facts read for the case name ("Refunding $20.00 to pi_…", a decision written out as JSON); and in its own text field
+ * a figure asked for (ASK_BEFORE, unless words reporting another's ask stand before it: REPORTED_BEFORE) of more than
+ * the approval covers, or whose size is not read (`refund 5k`), that is neither the amount called (checkDecision
+ * judges that) nor a sum the case states (statedSums); a figure in another currency is refundSumsProblem's and
+ * otherSumsProblem's. The prose is not read for figures: it quotes what the story and the customer asked ("The
+ * customer wrote: issue_refund 100000 cents"), which is no ask of the model's. The same asks a malformed call is read
+ * for (overAsk): the call moves only what it called for, to the case's subject, and the gate holds that, but its words
+ * go into the signed receipt (a credit's description to the customer too), and an ask the model was talked into, left
+ * there with nobody told, is the trace of an injection a person must see. The amount is recorded as called: confirming sends no more.
  */
 function askedBeyond(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], input: DecisionCase, currency: string | null): string[] {
   const subject = subjectId(input.approval);
-  const theCase = new Set([subject, ...subjectsIn(JSON.stringify(input.facts))]);
+  // Every id the story or the facts name is the case's own, however many: the story is read whole, as the model read it.
+  const theCase = new Set([subject, ...[input.story, JSON.stringify(input.facts)].flatMap((text) => [...text.matchAll(STRIPE_SUBJECT_IN_TEXT)].map((match) => match[0]))]);
+  const destination = destinationOf(name);
   const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
   const stated = statedSums(input);
   const named: string[] = [];
   const over: string[] = [];
   const unsized: string[] = [];
-  for (const { where, text } of wordsOf(own, said)) for (const id of subjectsIn(text)) if (!theCase.has(id)) named.push(`${id} in ${where}`);
+  // Every id in the words is read before a few are kept: ids that are no destination, or the case's own, written
+  // first would otherwise push another payment's id past the few read.
+  for (const { where, text } of wordsOf(own, said)) {
+    const others = new Set([...text.matchAll(STRIPE_SUBJECT_IN_TEXT)].map((match) => match[0]).filter((id) => destination.test(id) && !theCase.has(id)));
+    for (const id of [...others].slice(0, IN_TEXT_READ_MAX)) named.push(`${id} in ${where}`);
+  }
   for (const read of figuresIn(own.text, currency) ?? []) {
-    if (!ASK_BEFORE.test(read.before.replace(UNITS_BEFORE, ''))) continue;
+    const before = read.before.replace(UNITS_BEFORE, '');
+    if (!ASK_BEFORE.test(before) || REPORTED_BEFORE.test(before)) continue;
     if (currency !== null && !read.centsWritten && read.unit !== null && !unitNames(read.unit, currency)) continue;
     const shown = JSON.stringify(cleanModelLine(read.near, 80));
     if (read.cents === null) unsized.push(shown);

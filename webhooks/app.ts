@@ -203,7 +203,10 @@ export function createWebhookOnlyApp(deps: { logger: Logger; mount: ((app: Expre
   });
   app.use(stripeEventElsewhere(deps.mount !== undefined));
   const takes = deps.mount === undefined ? 'this process serves no support API and takes no Stripe events (its roles have no api or webhooks)' : `this process takes Stripe's events only, at POST ${WEBHOOK_PATH} (it runs without the api role, which serves the support API)`;
-  app.use((req, _res, next) => {
+  app.use((req, res, next) => {
+    // Logged at debug (request-log.ts): this listener faces Stripe, so anyone can send it junk, and a line at warn for
+    // each would let them write the log. A Stripe-signed request to a wrong path (above) is still a warn: a setting.
+    res.locals['refusal'] = 'not_found';
     next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}: ${takes}.`));
   });
   app.use(errorHandler(deps.logger));

@@ -2,12 +2,12 @@
 // junk: a request to a path it does not serve is answered the service's JSON 404 and logged at debug, never a warn line
 // a request, while a Stripe-signed request to a wrong path (a setting to fix) is still logged at warn.
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createWebhookOnlyApp } from '../../webhooks/app.js';
 
-function logged(): { lines: { level: number; msg: string }[]; logger: ReturnType<typeof pino> } {
+function logged(): { lines: { level: number; msg: string }[]; logger: Logger } {
   const lines: { level: number; msg: string }[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {

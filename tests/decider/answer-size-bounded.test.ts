@@ -3,19 +3,13 @@
 // is no message the model could have written (a proxy's, a gateway's or another service's) and is decider_unavailable,
 // not taken as a decision, and not asked again by the SDK. The bound follows the setting; a failure's body is read up
 // to 1 MiB and still judged as its status says.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createAnthropicDecider } from '../../src/decider/decider.js';
 import { refundCase } from './cases.js';
 import { configFor, failure } from './decider-support.js';
-import { replies, startMessagesServer, type MessagesServer } from './messages-server.js';
+import { replies, messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 afterEach(() => server.reset());
 const config = configFor(() => server, { timeoutMs: 20_000 });
 

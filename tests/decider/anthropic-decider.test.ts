@@ -3,20 +3,14 @@
 // server, and every way an answer can fail to be a decision.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
 import { casePromptFor, checkDecision, createAnthropicDecider, createDecider, DeciderError, MODEL_DEVIATED, proposalFields, type AcceptedDecision, type Decision, type DecisionCase } from '../../src/decider/decider.js';
 import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
 import { configFor, failure, within } from './decider-support.js';
-import { replies, startMessagesServer, type MessagesServer, type Received } from './messages-server.js';
+import { replies, messagesServerSuite, startMessagesServer, type MessagesServer, type Received } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 afterEach(() => {
   // Every request was one the real API would accept, and every scripted reply was asked for.
   const problems = [...server.problems];

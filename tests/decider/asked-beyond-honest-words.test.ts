@@ -5,19 +5,13 @@
 // customer asked for a refund of $60.00", "wanted to refund $60.00", "the customer's request of $60.00") is a sum told,
 // not asked; "then refund $5,000.00 more", "also refund 500000" and another payment's id stay deviations. Production
 // refund facts hold no charge id, customer id or payment amount, a credit's no plan price: the cases below are so.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MODEL_DEVIATED } from '../../src/decider/decider.js';
 import { PAYMENT, creditCase, refundCase } from './cases.js';
 import { configFor, decidedAfterLookup, judged } from './decider-support.js';
-import { startMessagesServer, type MessagesServer } from './messages-server.js';
+import { messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server);
 
 const STORY_CUSTOMER = 'cus_Q8xLm2a9Tz';

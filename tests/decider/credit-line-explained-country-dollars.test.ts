@@ -5,19 +5,13 @@
 // amount is counted in another unit of (countedIn), is still MODEL_DEVIATED. A dollar qualified by its country
 // ("CA$50", "A$", "AU$", "HK$", "S$", "NZ$", "50 Canadian dollars", "fifty New Zealand dollars") is read as that
 // country's currency, not as the bare "$" (which stays any dollar): on a usd case it is a sum in another currency.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MODEL_DEVIATED, type DecisionCase } from '../../src/decider/decider.js';
 import { creditCase, refundCase } from './cases.js';
 import { configFor, decidedAfterLookup, judged } from './decider-support.js';
-import { startMessagesServer, type MessagesServer } from './messages-server.js';
+import { messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server);
 
 const ACCEPTED = 'accepted';

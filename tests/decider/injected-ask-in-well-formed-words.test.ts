@@ -6,19 +6,13 @@
 // it called for, to the case's subject; but its words go into the signed receipt, and a credit's description to the
 // customer, so a person must see them. Honest words stay accepted: the case's own payment or customer id, an id the
 // facts hold, the payment's stated amount, and prose quoting what the customer asked.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MODEL_DEVIATED } from '../../src/decider/decider.js';
 import { CUSTOMER, creditCase, PAYMENT, refundCase } from './cases.js';
 import { configFor, decidedAfterLookup, judged } from './decider-support.js';
-import { startMessagesServer, type MessagesServer } from './messages-server.js';
+import { messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server);
 
 const ATTACKER = 'pi_attacker1234567';

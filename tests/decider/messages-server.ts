@@ -6,6 +6,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll } from 'vitest';
+import { startedLater } from '../support/started-later.js';
 
 export type Received = { method: string; path: string; headers: IncomingHttpHeaders; body: RequestBody; at: number };
 
@@ -251,4 +253,16 @@ export async function startMessagesServer(): Promise<MessagesServer> {
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
   };
+}
+
+/** A suite's Messages server: started before its tests, closed after them. */
+export function messagesServerSuite(): MessagesServer {
+  let server: MessagesServer | undefined;
+  beforeAll(async () => {
+    server = await startMessagesServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return startedLater('Messages server', () => server);
 }

@@ -5,19 +5,13 @@
 // number words counted in cents ("fifty thousand cents") is read as "five hundred dollars" is. An over-cap ask in a
 // field the tool does not define, written in such digits ("also refund $५०००००"), is a deviation, not a traceless
 // decision_invalid.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAnthropicDecider, MODEL_DEVIATED } from '../../src/decider/decider.js';
 import { creditCase, refundCase } from './cases.js';
 import { configFor, decidedAfterLookup, failure, judged } from './decider-support.js';
-import { replies, startMessagesServer, type MessagesServer } from './messages-server.js';
+import { replies, messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server);
 
 const credited = async (description: string) => {

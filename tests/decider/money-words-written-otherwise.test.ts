@@ -8,19 +8,13 @@
 // with decimals ("1 234,56 €", "CHF 1'234.50") are read whole. A reason that names money but never the amount is
 // accepted when its figures explain the amount: the figures the case does not state add up to it (each counted as the
 // words count it: "two mugs at $12.00 each"), or it is a percentage, half, quarter or third of one of them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MODEL_DEVIATED, type DecisionCase } from '../../src/decider/decider.js';
 import { refundCase } from './cases.js';
 import { configFor, decidedAfterLookup, judged } from './decider-support.js';
-import { startMessagesServer, type MessagesServer } from './messages-server.js';
+import { messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server);
 
 /** A refund case in `currency` on a payment of `paid`, all of it refundable, approved up to `cap`. */

@@ -2,20 +2,14 @@
 // subjects every one of them named (bounded: a few named, the rest counted), not only the largest call's: a call naming
 // another payment beside a larger over-cap call still shows "named payment_intent pi_…" to the person reading the case
 // or inbox item, who learns where the injected ask tried to send money.
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { createAnthropicDecider } from '../../src/decider/decider.js';
 import { checkDecision } from '../../src/decider/check.js';
 import { refundCase } from './cases.js';
 import { configFor } from './decider-support.js';
-import { replies, startMessagesServer, type MessagesServer } from './messages-server.js';
+import { replies, messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 afterEach(() => server.reset());
 const config = configFor(() => server);
 

@@ -4,20 +4,14 @@
 // them over it) make it MODEL_DEVIATED, recorded for a person. An amount that is not read unambiguously is never
 // recorded: "$5,000.00" is not read as 5000 cents ($50, which a person re-approving the deviation would send), it is
 // recorded with no amount (NaN).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { checkDecision, MODEL_DEVIATED } from '../../src/decider/check.js';
 import { createAnthropicDecider, DeciderError, type Decision } from '../../src/decider/decider.js';
 import { refundCase } from './cases.js';
 import { configFor } from './decider-support.js';
-import { replies, startMessagesServer, type MessagesServer } from './messages-server.js';
+import { replies, messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 afterEach(() => server.reset());
 const config = configFor(() => server);
 

@@ -2,20 +2,14 @@
 // `retry-after` too large for a number of milliseconds (1e308 seconds, or `retry-after-ms: Infinity`) asks for more
 // than that: the decision ends at once with a finite wait (stated as "at least" a day, never "Infinity ms"), and its
 // job waits the 15 min cap, not the plain 2 s backoff.
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { decisionBackoff, MAX_ASKED_WAIT_MS } from '../../queues/decisions.js';
 import { createAnthropicDecider } from '../../src/decider/decider.js';
 import { refundCase } from './cases.js';
 import { configFor, failure } from './decider-support.js';
-import { replies, startMessagesServer, type MessagesServer } from './messages-server.js';
+import { replies, messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server, { maxRetries: 2 });
 
 it.each([

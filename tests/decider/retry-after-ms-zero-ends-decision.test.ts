@@ -2,19 +2,13 @@
 // backoff. The SDK sleeps `retry-after-ms`, or `retry-after` when retry-after-ms reads as 0 or is no number; the
 // decider takes the longer of both, so whatever header would have the SDK sleep over 60 s ends the decision at once
 // (decider_unavailable, one request, carrying the wait) instead of holding the worker's slot asleep.
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createAnthropicDecider } from '../../src/decider/decider.js';
 import { refundCase } from './cases.js';
 import { configFor, failure, within } from './decider-support.js';
-import { replies, startMessagesServer, type MessagesServer } from './messages-server.js';
+import { replies, messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server, { maxRetries: 2 });
 
 it.each([

@@ -2,20 +2,14 @@
 // answer every time, no network, unless the facts read for the case show the money went back already (a person
 // refunded the payment, a chargeback, the incident compensated): then it declines, naming the fact. Its decisions go
 // through the same check and proposal fields as a model's.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
 import { MAX_AMOUNT_CENTS } from '../../src/core/effects.js';
 import { checkDecision, createDecider, decideByRules, loadDeciderConfig, proposalFields, RULES_MODEL } from '../../src/decider/decider.js';
 import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
-import { startMessagesServer, type MessagesServer } from './messages-server.js';
+import { messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 
 describe('the rules decider', () => {
   it('is what createDecider builds without a key, and it asks no model even with a base URL set', async () => {

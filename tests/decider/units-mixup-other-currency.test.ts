@@ -2,19 +2,13 @@
 // another currency than the case's is no units mix-up of the case's currency. "Refund 2000 JPY" beside 2000 on a usd
 // payment is a sum in another currency (JPY), never "2000 in whole units, 200000 cents ($2000.00)": yen read as
 // dollars would mislead the person reading the inbox item. A figure in the case's own currency still is a mix-up.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MODEL_DEVIATED } from '../../src/decider/decider.js';
 import { creditCase, refundCase } from './cases.js';
 import { configFor, decidedAfterLookup, judged } from './decider-support.js';
-import { startMessagesServer, type MessagesServer } from './messages-server.js';
+import { messagesServerSuite } from './messages-server.js';
 
-let server: MessagesServer;
-beforeAll(async () => {
-  server = await startMessagesServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = messagesServerSuite();
 const config = configFor(() => server);
 
 describe('a figure in another currency equal to the amount called', () => {

@@ -1159,19 +1159,19 @@ export function samePerson(one: string, other: string): boolean {
 
 /**
  * Why a proposal under a request id not recorded yet could only be refused for its approval, as the dispatch step
- * judges it (REFUSED:lease): revoked, expired, every use spent (those of effects in flight counted) or a cap below the
- * amount; null when none of these holds, or when the request id is recorded already (it is answered as it stands,
+ * judges it (REFUSED:lease): revoked, expired, every use spent (those of effects in flight counted), a cap below the
+ * amount, or another payment or customer than the effect's; null when none of these holds, or when the request id is recorded already (it is answered as it stands,
  * whatever its approval is now). Recorded, such a proposal is refused all the same, and its journal, state and job
  * are kept for ever (README "Retention"): a caller retrying under fresh request ids would fill Redis with refusals, so
  * the support API and `interlock refund|credit` refuse it before recording. `premises`: the facts read for it, whose
- * `currency` the problems state amounts in (a credit's is the configured one when its facts name none). An approval
- * of another subject, what it holds in cents for effects in flight and a subject's shared cap are left to the gate. The
- * journal is asked only when the approval has a problem, so a new request under a usable one pays no round trip.
+ * `currency` the problems state amounts in (a credit's is the configured one when its facts name none). What an
+ * approval holds in cents for effects in flight and a subject's shared cap are left to the gate. An approval not found
+ * here is left to the caller's own check of it (checkFourEyes: unknown_approval). The journal is asked only when the approval has a problem, so a new request under a usable one pays no round trip.
  */
 export async function unusableApproval(stores: Stores, effect: Effect, effectId: string, approvalId: string, premises: Record<string, unknown>): Promise<string[] | null> {
   const { now, snapshot } = await stores.approvals.describe(approvalId);
   const subject = factsOfEffect(effect).subject;
-  if (snapshot === null || snapshot.scope !== subject) return null;
+  if (snapshot === null) return null;
   const currency = currencyCode(premises['currency']) ?? (effect.kind === 'credit' ? currencyCode(stores.config.creditCurrency) : null);
   const problems = approvalProblems(snapshot, { now, subject, amount: effect.amount, phase: 'dispatch', currency });
   if (problems.length === 0 || (await stores.journal.partitionOf(effectId)) !== null) return null;

@@ -76,12 +76,17 @@ describe.concurrent('proposing refunds and credits', () => {
     const over = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval, amount: 2_500 }));
     expect(over.status).toBe(400);
     expect(over.body.error).toMatchObject({ code: 'invalid_approval', fields: [{ path: 'approval', message: `approval ${approval} covers at most 2000 (minor units, currency unknown), not 2500 (minor units, currency unknown)` }] });
-    const elsewhere = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: `pi_${uid()}`, approval, amount: 100 }));
-    expect(elsewhere.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease' });
-    expect(elsewhere.body.reason).toMatch(new RegExp(`^approval ${approval} covers payment:${pi}, not payment:pi_`));
-    // The effect itself says the same to the support role, which may not read receipts.
-    const detail = await request(rig.app).get(`/v1/effects/${elsewhere.body.effect_id}`).set(support());
-    expect(detail.body.reason).toBe(elsewhere.body.reason);
+    // So is one on a payment the approval does not cover.
+    const other = `pi_${uid()}`;
+    const elsewhere = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: other, approval, amount: 100 }));
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error).toMatchObject({ code: 'invalid_approval', fields: [{ path: 'approval', message: `approval ${approval} covers payment:${pi}, not payment:${other}` }] });
+    // The gate says the same of one recorded without the API (its queue), and the effect itself says it to the support
+    // role, which may not read receipts.
+    const recorded = await rig.queue.propose({ requestId: `case-${uid()}`, agent: 'sam', approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: other, amount: 100 } });
+    expect((await rig.queue.waitFor(recorded.effectId, 10_000))?.outcome).toBe('REFUSED:lease');
+    const detail = await request(rig.app).get(`/v1/effects/${recorded.effectId}`).set(support());
+    expect(detail.body.reason).toBe(`approval ${approval} covers payment:${pi}, not payment:${other}`);
     const committed = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval, amount: 2_000 }));
     expect(committed.body).toMatchObject({ outcome: 'COMMITTED', reason: null });
   });

@@ -71,12 +71,12 @@ const CASES: Record<string, Case> = {
     ],
   },
   'POST /v1/credits': {
-    call: async () => ({ method: 'post', path: '/v1/credits', body: creditBody() }),
+    call: async () => ({ method: 'post', path: '/v1/credits', body: creditBody({ approval: 'ap_credits' }) }),
     ok: 202,
     body: true,
     invalid: [
       { call: { method: 'post', path: '/v1/credits', body: creditBody({ customer: 'pi_1' }) }, field: 'customer' },
-      { call: { method: 'post', path: '/v1/credits?waiting=1', body: creditBody() }, field: 'query.waiting' },
+      { call: { method: 'post', path: '/v1/credits?waiting=1', body: creditBody({ approval: 'ap_credits' }) }, field: 'query.waiting' },
     ],
   },
   'POST /v1/cases': {
@@ -205,6 +205,8 @@ function send(call: Call, headers: Record<string, string> = {}) {
 async function prepare(): Promise<void> {
   rig.target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
   const refunds = await grant({ id: 'ap_none', max_uses: 100, cap_cents: 1_000_000 });
+  // The sample credits' own (an approval of another subject is refused before anything is recorded).
+  await grant({ id: 'ap_credits', scope: 'customer:cus_1', max_uses: 100, cap_cents: 1_000_000 });
   const first = await send({ method: 'post', path: '/v1/refunds', body: refundBody({ request_id: 'case-fixed', approval: refunds }) }, bearer(TOKENS.support));
   expect(first.status).toBe(202);
   effectId = String(first.body.effect_id);
@@ -340,7 +342,7 @@ describe('conflicts (409)', () => {
     const redecided = await send({ method: 'post', path: '/v1/refunds', body: { ...refund, amount: 3_000 } }, bearer(TOKENS.support));
     expect(redecided.status).toBe(409);
     expect(redecided.body.error.code).toBe('conflicting_payload');
-    const credit = creditBody({ request_id: `case-${uid()}` });
+    const credit = creditBody({ request_id: `case-${uid()}`, approval: 'ap_credits' });
     expect((await send({ method: 'post', path: '/v1/credits', body: credit }, bearer(TOKENS.support))).status).toBe(202);
     const other = await send({ method: 'post', path: '/v1/credits', body: { ...credit, incident: 'inc_2' } }, bearer(TOKENS.support));
     expect(other.status).toBe(409);

@@ -1,6 +1,7 @@
 // Rule: POST /v1/refunds and /v1/credits refuse a proposal under a request id not recorded yet, with nothing recorded
 // (400 invalid_approval), when its approval is one the gate could only refuse: revoked, expired, its cap below the
-// amount, or every use spent (a use held by an effect in flight counts, as the dispatch step counts it). Recorded, each
+// amount, every use spent (a use held by an effect in flight counts, as the dispatch step counts it), or of another
+// payment or customer than the effect's. Recorded, each
 // would be refused all the same and kept for ever, so a client retrying under fresh request ids would fill Redis. A
 // request id recorded already is answered as it stands, whatever its approval is now.
 import request from 'supertest';
@@ -98,5 +99,21 @@ describe('a new proposal under an approval the gate could only refuse', () => {
     // Within the cap, the same approval is recorded as before.
     const within = await request(rig.app).post('/v1/credits').set(support()).send(creditBody({ customer, approval: approval.id, amount: 500 }));
     expect(within.status).toBe(202);
+  });
+
+  it('is refused when the approval covers another payment or customer, and leaves the request id free', async () => {
+    const { approval } = await payment();
+    const other = `pi_${uid()}`;
+    rig.target.world.set(`payment:${other}`, { chargebacks: [], refunded_by_others: 0 });
+    const elsewhere = refundBody({ payment_intent: other, approval, amount: 100 });
+    const answer = await request(rig.app).post('/v1/refunds').set(support()).send(elsewhere);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('invalid_approval');
+    expect(answer.body.error.message).toContain(`covers payment:pi_`);
+    expect(answer.body.error.message).toContain(`not payment:${other}`);
+    await nothingRecordedFor(elsewhere);
+    const credit = creditBody({ customer: `cus_${uid()}`, approval, amount: 100 });
+    expect((await request(rig.app).post('/v1/credits').set(support()).send(credit)).body.error?.code).toBe('invalid_approval');
+    await nothingRecordedFor(credit);
   });
 });

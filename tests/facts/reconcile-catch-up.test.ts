@@ -110,17 +110,25 @@ it('a pass another process began after the pass at start asked counts as its cat
   }
 });
 
-it('after the deployment was down for hours, the pass at start re-reads the effects that left the horizon meanwhile', async () => {
+/**
+ * `count` refunds of a node committed three hours ago, an hour after the deployment's last pass ended (four hours ago):
+ * with a horizon of an hour, only a catch-up reading back to the horizon as of that pass's end holds them.
+ */
+async function committedWhileDown(count: number) {
   const world = await each.open();
   const a = await world.node('a');
-  const ids = await commitRefunds(world, a, 'pi_1', 2);
+  const ids = await commitRefunds(world, a, 'pi_1', count);
   const redis = each.redis();
   const { keys } = a.stores;
   const now = await a.journal.serverTime();
-  // The effects committed three hours ago, an hour after the last pass ended (four hours ago); the horizon is an hour,
-  // so the passes missed while the deployment was down would have re-read them, and the passes from now would not.
   for (const [index, effectId] of ids.entries()) await redis.zadd(keys.effectsByTime, String(now - 3 * HOUR + index), effectId);
   await redis.hset(keys.reconcileCursor, { failedInARow: '0', startedAt: String(now - 4 * HOUR - 1_000), endedAt: String(now - 4 * HOUR), notBefore: String(now - 4 * HOUR) });
+  return { a, ids };
+}
+
+it('after the deployment was down for hours, the pass at start re-reads the effects that left the horizon meanwhile', async () => {
+  // The passes missed while the deployment was down would have re-read them, and the passes from now would not.
+  const { a, ids } = await committedWhileDown(2);
 
   const tried: string[] = [];
   const passes: ReconcileReport[] = [];
@@ -143,15 +151,7 @@ it('after the deployment was down for hours, the pass at start re-reads the effe
 // A catch-up that Stripe's rate limit stopped part way keeps its window: the passes after it go on from where it
 // stopped over the same window, until one has read all of it, so no effect that left the horizon is dropped.
 it('a catch-up stopped by a rate limit part way is gone on with over its own window until all of it is read', async () => {
-  const world = await each.open();
-  const a = await world.node('a');
-  const ids = await commitRefunds(world, a, 'pi_1', 4);
-  const redis = each.redis();
-  const { keys } = a.stores;
-  const now = await a.journal.serverTime();
-  // Committed 3 h ago, the last pass ended 4 h ago, the horizon 1 h: only the catch-up's window holds them.
-  for (const [index, effectId] of ids.entries()) await redis.zadd(keys.effectsByTime, String(now - 3 * HOUR + index), effectId);
-  await redis.hset(keys.reconcileCursor, { failedInARow: '0', startedAt: String(now - 4 * HOUR - 1_000), endedAt: String(now - 4 * HOUR), notBefore: String(now - 4 * HOUR) });
+  const { a, ids } = await committedWhileDown(4);
   let limited = false;
   const tried: string[] = [];
   const passes: ReconcileReport[] = [];

@@ -53,7 +53,7 @@ export { closeConnection, isRedisOutage, isRedisTimeout, RedisReplyLost, RedisTi
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, explainRecorded, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
-export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
+export { parseEffect, describeEffect, kindOfSubject, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
 // The rules the support API's request schemas are built from, so a body and the proposal it becomes agree.
 export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core/effects.js';
 export { identifier, freeText, personName, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';

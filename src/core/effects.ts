@@ -129,6 +129,11 @@ export function holdOf(effect: Effect, premises: Readonly<Record<string, unknown
   return movedBySends.some((name) => Object.hasOwn(premises, name)) ? REFUNDS_HOLD : '';
 }
 
+/** The kind of effect that moves money on a subject: a payment's refunds, a customer's credits; null for anything else. */
+export function kindOfSubject(subject: string): EffectKind | null {
+  return subject.startsWith('payment:') ? 'refund' : subject.startsWith('customer:') ? 'credit' : null;
+}
+
 /** Subject and amount of a parsed effect. */
 export function factsOfEffect(parsed: Effect): EffectFacts {
   switch (parsed.kind) {

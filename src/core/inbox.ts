@@ -15,7 +15,7 @@
 import { premisesDecidedOn } from './decisions.js';
 import { currencyOfEffectOrCredit } from './effect-currency.js';
 import { effectIdFor } from './effect-id.js';
-import { effectFactsOrNull } from './effects.js';
+import { effectFactsOrNull, kindOfSubject } from './effects.js';
 import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
 import { canonicalJson, sha256Hex, type Json, type JsonObject } from './json.js';
 import { explainOutcome, type Outcome } from './outcomes.js';
@@ -93,7 +93,7 @@ export function creditCurrencyChange(item: { subject: string; changes: readonly 
 export function deviatedKind(item: { kind: InboxKind; subject: string; detail?: { [key: string]: Json } | null }): string | null {
   if (item.kind !== 'model_deviated') return null;
   const decided = item.detail?.['decided_action'];
-  const asked = item.subject.startsWith('payment:') ? 'refund' : item.subject.startsWith('customer:') ? 'credit' : null;
+  const asked = kindOfSubject(item.subject);
   return typeof decided === 'string' && asked !== null && decided !== asked ? decided : null;
 }
 

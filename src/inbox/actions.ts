@@ -35,7 +35,7 @@ import { payloadHash } from '../core/effect-id.js';
 import type { Actor, ApprovalSnapshot, EntryOf, PremiseChange, Resolution } from '../core/entries.js';
 import { approvalProblems } from '../core/approval.js';
 import { currencyOfEffect } from '../core/effect-currency.js';
-import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
+import { effectFactsOrNull, holdOf, kindOfSubject, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { creditCurrencyChange, decidedPremises, deviatedKind, factChanges, factsShown, factsShownHash, itemActions, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
@@ -200,7 +200,7 @@ function refundRefusedOn(effect: Effect, premises: JsonObject, currency: string 
  * (deviatedKind): re-approved, it would send the case's effect, which the model never decided.
  */
 function otherKindRefusal(item: InboxItem, chose: string): InterlockError {
-  const asked = item.subject.startsWith('payment:') ? 'refund' : 'credit';
+  const asked = kindOfSubject(item.subject) ?? 'credit';
   return new InterlockError('action_not_allowed', `Item ${item.id} cannot be re-approved: its model chose a ${chose} where the case asks for a ${asked}, and re-approving it would send the case's ${asked} on ${item.subject}, which the model never decided. Dismiss it with a note and, if the customer is still owed money, decide the case again as a new case under a new case id. Nothing was recorded, and the item stays open.`);
 }
 

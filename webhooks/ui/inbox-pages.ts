@@ -14,7 +14,7 @@
 // the re-approval stands on those, and is refused 409 facts_changed when the item shows others by the click (brought
 // up to date after someone else's re-approval found the facts changed), which the person's page never showed.
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { currencyCode, isMoneyPremise, moneyText, redactSecrets, type EffectKind, type InboxItem } from '../../src/interlock.js';
+import { currencyCode, isMoneyPremise, kindOfSubject, moneyText, redactSecrets, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { asApiError } from '../api/errors.js';
@@ -44,9 +44,6 @@ const detailCents = (item: InboxItem, key: string): number | null => {
 const label = (kind: string) => kind.replace(/_/g, ' ');
 const json = (value: unknown) => JSON.stringify(value);
 
-/** The kind of effect an item's subject is moved by: a payment's refunds, a customer's credits (isMoneyPremise). */
-const kindOn = (subject: string): EffectKind | null => (subject.startsWith('payment:') ? 'refund' : subject.startsWith('customer:') ? 'credit' : null);
-
 /**
  * The currency the item's changed money facts are in: the item's (its heading's), unless the changes hold a change of
  * the `currency` fact from one currency to another (a credit decided in usd, read by a worker set to jpy), when each
@@ -62,7 +59,7 @@ function changesCurrency(item: InboxItem): string | null {
 
 /** A changed fact's value in the table: its JSON, and beside an amount of money the money it is (`7500` (75.00 EUR)). */
 function factCell(item: InboxItem, field: string, value: unknown, currency: string | null): Html {
-  const money = isMoneyPremise(kindOn(item.subject), field);
+  const money = isMoneyPremise(kindOfSubject(item.subject), field);
   if (!money || currency === null || typeof value !== 'number' || !Number.isSafeInteger(value)) return html`<code>${json(value)}</code>`;
   return html`<code>${json(value)}</code> (${moneyText(value, currency)})`;
 }

@@ -10,7 +10,7 @@
 // on the way is an error from the registry (api/errors.ts).
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
+import { limitedErrorLog, membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
 import { requestLog } from './request-log.js';
 import { approvalsRoutes } from './api/approvals-routes.js';
@@ -134,14 +134,26 @@ const SHOWN_HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5}
  * send a Stripe-Signature (support tooling never does), so a request without one goes on as before, to the token
  * check: an unauthenticated caller is told no route. `webhookHere`: whether this process mounts the route
  * (AppDeps.mount; a process run without the webhooks role does not).
+ * Logged as the webhook route logs its refusals: a Stripe-Signature is no secret (anyone can add one, with any value),
+ * so the request's own line is at debug and this warn, which says the setting to fix, is written at most once every
+ * 10 s with a count of those not logged; a line a request would let anyone write the log.
  */
-function stripeEventElsewhere(webhookHere: boolean): RequestHandler {
-  return (req, _res, next) => {
+function stripeEventElsewhere(webhookHere: boolean, logger: Logger): RequestHandler {
+  const warn = limitedErrorLog(
+    logger,
+    webhookHere
+      ? `a request carrying a Stripe-Signature came to a path other than POST ${WEBHOOK_PATH} and was answered 404: if it is Stripe's, point \`stripe listen --forward-to\` or the Dashboard endpoint's URL at ${WEBHOOK_PATH}`
+      : `a request carrying a Stripe-Signature came to a process that takes no Stripe events (no webhooks role) and was answered 404: send Stripe's events to POST ${WEBHOOK_PATH} of a process that runs the webhooks role`,
+    { level: 'warn' },
+  );
+  return (req, res, next) => {
     if (req.headers['stripe-signature'] === undefined) {
       next();
       return;
     }
     const asked = `${req.method} ${redactSecrets(req.path).slice(0, 200)}`;
+    res.locals['refusal'] = 'stripe_event_elsewhere';
+    warn(undefined, { asked });
     const host = req.headers.host !== undefined && SHOWN_HOST.test(req.headers.host) ? req.headers.host : '127.0.0.1:<port>';
     next(
       webhookHere
@@ -201,11 +213,12 @@ export function createWebhookOnlyApp(deps: { logger: Logger; mount: ((app: Expre
   app.get('/healthz', (_req, res) => {
     res.json(deps.health());
   });
-  app.use(stripeEventElsewhere(deps.mount !== undefined));
+  app.use(stripeEventElsewhere(deps.mount !== undefined, deps.logger));
   const takes = deps.mount === undefined ? 'this process serves no support API and takes no Stripe events (its roles have no api or webhooks)' : `this process takes Stripe's events only, at POST ${WEBHOOK_PATH} (it runs without the api role, which serves the support API)`;
   app.use((req, res, next) => {
     // Logged at debug (request-log.ts): this listener faces Stripe, so anyone can send it junk, and a line at warn for
-    // each would let them write the log. A Stripe-signed request to a wrong path (above) is still a warn: a setting.
+    // each would let them write the log. A Stripe-signed request to a wrong path (above) is a setting to fix: it is
+    // warned of, at most once every 10 s.
     res.locals['refusal'] = 'not_found';
     next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}: ${takes}.`));
   });
@@ -264,7 +277,7 @@ export function createApp(deps: AppDeps): Express {
   for (const target of [...routes, openapi]) if (target.permission === null) register(target);
   deps.mount?.(app);
   // After the mounted webhook route, which answers its own path; before a public path's wrong method and the token.
-  app.use(stripeEventElsewhere(deps.mount !== undefined));
+  app.use(stripeEventElsewhere(deps.mount !== undefined, logger));
   // Another method on a public path is told which it takes before any token is asked for: it needs none.
   const paths = methodsByPath([...routes, openapi]);
   for (const [path, { methods, signedIn }] of paths) if (!signedIn) app.all(path, wrongMethod(methods));

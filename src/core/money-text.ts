@@ -22,16 +22,29 @@ export function currencyCode(value: unknown): string | null {
  * facts from before amounts carried one): `2000 (minor units, currency unknown)`. Never dollars: those records were
  * not all usd (refunds in their charge's currency, credits in INTERLOCK_CREDIT_CURRENCY were written as dollars all
  * the same), and a dollar sign on ¥5,000 states a hundred times the money. A code that is not three letters names no
- * currency; an amount that is not a finite number reads `an amount not known`.
+ * currency; an amount that is not a finite number reads `an amount not known`. Exact for every safe integer (the
+ * decimals are cut from its digits, never divided: `$90071992547409.85`, not a cent off); an amount that is no safe
+ * integer (a receipt altered to `2000.4` or `1e+25`) is no sum of money and is quoted as its number, with why, never
+ * rounded into another sum: `2000.4 (not a whole number of minor units of USD)`, `1e+25 (minor units of USD, too large
+ * to state exactly)`.
  */
 export function moneyText(amount: number, currency: string | null): string {
   if (!Number.isFinite(amount)) return 'an amount not known';
   if (amount < 0) return `-${moneyText(-amount, currency)}`;
   // Stripe's codes are three letters; anything else (an empty text) names no currency.
   const code = currencyCode(currency);
+  const of = code === null ? ', currency unknown' : ` of ${code.toUpperCase()}`;
+  if (!Number.isInteger(amount)) return `${String(amount)} (not a whole number of minor units${of})`;
+  if (!Number.isSafeInteger(amount)) return `${String(amount)} (minor units${of}, too large to state exactly)`;
   if (code === null) return `${amount} (minor units, currency unknown)`;
-  if (code === 'usd') return `$${(amount / 100).toFixed(2)}`;
+  if (code === 'usd') return `$${inUnits(amount, 2)}`;
   if (ZERO_DECIMAL.has(code)) return `${amount} ${code.toUpperCase()}`;
-  if (THREE_DECIMAL.has(code)) return `${(amount / 1000).toFixed(3)} ${code.toUpperCase()}`;
-  return `${(amount / 100).toFixed(2)} ${code.toUpperCase()}`;
+  if (THREE_DECIMAL.has(code)) return `${inUnits(amount, 3)} ${code.toUpperCase()}`;
+  return `${inUnits(amount, 2)} ${code.toUpperCase()}`;
+}
+
+/** A safe integer count of a currency's smallest unit in whole units with `decimals` decimals, by its digits: 5120 is `5.120` in three. */
+function inUnits(amount: number, decimals: number): string {
+  const digits = String(amount).padStart(decimals + 1, '0');
+  return `${digits.slice(0, -decimals)}.${digits.slice(-decimals)}`;
 }

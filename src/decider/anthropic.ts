@@ -1040,7 +1040,12 @@ function sumsIn(words: readonly CallWords[], currency: string | null, action: (t
     for (const read of figuresIn(text, currency, Number.POSITIVE_INFINITY) ?? []) {
       const near = read.near.trim();
       const count = countOf(read);
-      const readIn = (readings: number[]) => ({ sums: readings, reads: readings.length === 0 ? 'a sum whose size is not read' : readings.map(named).join(' or '), near, where, count });
+      // A figure past the largest exact count (`$1000000000000000000000000`) names no sum it can be held to: none of
+      // its readings is taken, and it is named as too large, the figure as written standing in `near` beside it.
+      const readIn = (readings: number[]) =>
+        readings.every(Number.isSafeInteger)
+          ? { sums: readings, reads: readings.length === 0 ? 'a sum whose size is not read' : readings.map(named).join(' or '), near, where, count }
+          : { sums: [], reads: 'a sum too large to read exactly', near, where, count };
       if (read.centsWritten) {
         const cents = decimals === 2 ? smallestUnitsOf(read.figure, 0) : null;
         sums.push(cents === null ? { sums: [], reads: `${read.figure} cents`, near, where, count } : readIn([cents]));

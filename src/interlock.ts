@@ -41,7 +41,7 @@ import { closeConnection, createQueueConnection, createRedisClient, foreignReply
 import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
-export { LONGEST_RECONCILE_SINCE_MS } from './redis/journal.js';
+export { entriesOfStored, LONGEST_RECONCILE_SINCE_MS, unhashedEntriesOfStored } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
 
@@ -155,7 +155,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
 }
 
 /** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
-export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'receipts' | 'serverTime' | 'openDispatches' | 'openEffects' | 'onceHolder'>;
+export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'storedChain' | 'receipt' | 'receipts' | 'serverTime' | 'openDispatches' | 'openEffects' | 'onceHolder'>;
 
 export type Stores = {
   config: Config;

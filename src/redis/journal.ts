@@ -5,10 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { buildReceipt, buildReceipts, type Receipt } from '../core/receipt.js';
-import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
+import { completeBatch, ENTRY_VERSION, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { REFUNDS_HOLD } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
+import { decodeStored } from '../core/stored-form.js';
 import { createSealer } from '../keys/sealer.js';
 import { serverTime, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
@@ -263,6 +264,34 @@ export async function refundsHolder(journal: Pick<Journal, 'onceHolder' | 'readS
 /** The stored entries of a chain: one per line of its string (push_batch in lib.lua). */
 function storedLines(text: string | null): string[] {
   return text === null || text === '' ? [] : text.split('\n');
+}
+
+/** A chain's entries from its stored text (storedChain), hashed and linked: what `entries` answers. */
+export function entriesOfStored(effectId: string, text: string | null): Entry[] {
+  return fromStored(effectId, storedLines(text));
+}
+
+/**
+ * What each entry of a stored chain says, without its hash: `hash` and `prev` are left empty, and nothing is checked
+ * of its canonical form (computing the hashes is most of what reading a chain costs). Only for telling which state an
+ * effect is in (a filtered listing, which then reads a match with entriesOfStored), never for a receipt or anything
+ * signed. Null when an entry does not parse or is of a version newer than this interlock knows: entriesOfStored then
+ * says what is wrong with the chain, as reading it always did.
+ */
+export function unhashedEntriesOfStored(effectId: string, text: string | null): Entry[] | null {
+  const entries: Entry[] = [];
+  let previousAt: number | null = null;
+  try {
+    for (const item of storedLines(text)) {
+      const stored = JSON.parse(decodeStored(item, previousAt)) as Record<string, unknown>;
+      if (stored === null || typeof stored !== 'object' || (typeof stored.v === 'number' && stored.v > ENTRY_VERSION)) return null;
+      previousAt = typeof stored.at === 'number' ? stored.at : null;
+      entries.push(Object.assign(stored, { effectId, prev: '', hash: '', sig: stored.sig ?? null }) as unknown as Entry);
+    }
+  } catch {
+    return null;
+  }
+  return entries;
 }
 
 /** How long after a failed index upkeep (journal.ts flushIndex) it is tried again. */
@@ -727,7 +756,15 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     async entries(partition: string, effectId: string): Promise<Entry[]> {
-      return fromStored(effectId, storedLines(await redis.get(keys.entries(partition, effectId))));
+      return entriesOfStored(effectId, await redis.get(keys.entries(partition, effectId)));
+    },
+
+    /**
+     * The chain as Redis holds it (one stored entry a line; null when it has none), for a reader of many chains that
+     * parses each only as far as it needs (unhashedEntriesOfStored, then entriesOfStored for the ones it keeps).
+     */
+    async storedChain(partition: string, effectId: string): Promise<string | null> {
+      return redis.get(keys.entries(partition, effectId));
     },
 
     /** The batch that ends a submit's checks: PROPOSED, AUTHORIZED, then DISPATCHED or REFUSED:stale_premise. */

@@ -12,7 +12,8 @@
 // person's dismissal, whose closure keeps who, when and why, or by the decisions worker once the case is decided or
 // fails again (openCaseFailure, closeCaseFailures). A case's open items are indexed by case (keys.inboxCaseFailures)
 // in the same scripts that open and close them, so finding them costs the same whatever else the inbox holds.
-import { actionsOf, creditCurrencyChange, decidedPremises, deviatedKind, exposureDisputesDecided, factsShownHash, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import { isEffectId } from '../core/effect-id.js';
+import { actionsOf, creditCurrencyChange, decidedPremises, deviatedKind, exposureDisputesDecided, factsShownHash, inboxItemFor, inboxItemId, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, INBOX_KINDS, type EffectInboxKind, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -60,6 +61,15 @@ const SCAN_BATCH = 200;
 const REFRESH_TRIES = 10;
 
 export type Inbox = ReturnType<typeof createInbox>;
+
+/**
+ * Whether the item an index member names may pass `filter`'s kind and effect: an item's id names both
+ * (parseInboxItemId), so a listing reads no item of another kind or effect; an id that names neither is read to tell.
+ */
+function mayPass(id: string, filter: InboxFilter): boolean {
+  const named = parseInboxItemId(id);
+  return named === null || ((filter.kind === undefined || named.kind === filter.kind) && (filter.effect === undefined || named.effectId === filter.effect));
+}
 
 function closureOf(entry: EntryOf<'RESOLVED'>): InboxClosure {
   return { action: entry.action, by: entry.by, note: entry.note, resolution: entry.resolution, reapproval: entry.reapproval, at: entry.at };
@@ -255,6 +265,30 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     throw new InterlockError('inbox_item_closed', `Inbox item ${item.id} was closed already. Nothing was recorded.`);
   }
 
+  /**
+   * The open items of effect `effectId` (of `kind` only, when given) after `from`, in the open index's order (newest
+   * first, one millisecond's in reverse byte order, as batchesAfter reads them), in one batch: what a walk of the open
+   * index would find of them, looked up by id instead, so the cost is the same whatever else the inbox holds. An
+   * effect's items are named by it (inboxItemId, one per kind); a failed case's open items, named also by when each
+   * failure was written, by its case's own index (keys.inboxCaseFailures, with the case's effect id).
+   */
+  async function* openItemsOf(effectId: string, kind: InboxKind | undefined, from: IndexPosition | null): AsyncGenerator<IndexPosition[]> {
+    const kinds = INBOX_KINDS.filter((each): each is EffectInboxKind => each !== 'case_failed' && (kind === undefined || each === kind));
+    const failed = kind === undefined || kind === 'case_failed' ? await redis.smembers(keys.inboxCaseFailures(effectId)) : [];
+    const ids = [...kinds.map((each) => inboxItemId(each, effectId)), ...failed];
+    if (ids.length === 0) return;
+    const scores = await redis.zmscore(keys.inboxOpen, ...ids);
+    const open: IndexPosition[] = [];
+    for (const [at, id] of ids.entries()) {
+      const score = scores[at];
+      if (score === null || score === undefined) continue;
+      const member = { id, score: Number(score) };
+      if (from === null || member.score < from.score || (member.score === from.score && member.id < from.id)) open.push(member);
+    }
+    open.sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    if (open.length > 0) yield open;
+  }
+
   async function list(filter: InboxFilter, limit: number, startingAfter?: string): Promise<InboxPage> {
     const status = filter.status ?? 'open';
     const index = status === 'open' ? keys.inboxOpen : keys.inboxClosedByTime;
@@ -267,12 +301,15 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     // Where the page ended once it is full: from then on the listing looks only for one more item that passes the
     // filters, its hasMore (an index that goes on with items of other kinds or subjects is no next page).
     let pageEnd: string | null = null;
-    for await (const batch of batchesAfter(redis, index, from, SCAN_BATCH)) {
+    // An effect's open items are looked up by their ids (openItemsOf); any other filter walks the index.
+    const batches = status === 'open' && filter.effect !== undefined && isEffectId(filter.effect) ? openItemsOf(filter.effect, filter.kind, from) : batchesAfter(redis, index, from, SCAN_BATCH);
+    for await (const batch of batches) {
       looked += batch.length;
-      const ids = batch.map((member) => member.id);
-      const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
+      const named = batch.filter((member) => mayPass(member.id, filter));
+      const ids = named.map((member) => member.id);
+      const [items, closures] = ids.length === 0 ? [[], []] : await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
       const wanted: { member: IndexPosition; item: InboxItem }[] = [];
-      for (const [at, member] of batch.entries()) {
+      for (const [at, member] of named.entries()) {
         const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
         if (item === null || item.status !== status) continue;
         if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
@@ -409,7 +446,9 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
 
     /**
      * Items newest first (open ones by when they opened, closed ones by when they closed), filtered, a page at a time.
-     * `startingAfter` is the `next` of the page before.
+     * `startingAfter` is the `next` of the page before. An effect's open items are looked up by id (openItemsOf); any
+     * other listing walks the index, up to SCAN_BUDGET entries a page, reading only the items whose ids name the kind
+     * and effect asked for (mayPass).
      */
     list,
 

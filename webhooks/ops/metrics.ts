@@ -13,13 +13,24 @@
 import { isIP } from 'node:net';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, limitedErrorLog, reconcileLease, redactDeep, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { performance } from 'node:perf_hooks';
+import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, limitedErrorLog, reconcileLease, redactDeep, withinRedisTimeout, type AlertKind, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
 import { readiness, type ReadinessAnswer } from '../api/ops-routes.js';
 import type { ReadinessCheck } from '../api/context.js';
 
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+/**
+ * Open alerts the open-alerts gauge counts afresh at every scrape: one round trip's worth of the open-alerts index's ids
+ * (alerts.ts reads it 500 at a time). A count above it costs a round trip and 500 more ids (about 40 KB) for each 500
+ * open, and the metrics listener takes no token, so it is reused by the scrapes of the next ALERTS_REUSE_MS: however
+ * often anyone scrapes, the open alerts are counted at most once in that time.
+ */
+const ALERTS_COUNTED_EVERY_SCRAPE = 500;
+/** How long a count of more than ALERTS_COUNTED_EVERY_SCRAPE open alerts answers the scrapes after it (ms). */
+const ALERTS_REUSE_MS = 5_000;
 
 /**
  * The approval's refusal sentences (lib.lua, resend-2.lua, src/core/approval.ts), as what follows "approval <id>": one
@@ -76,8 +87,13 @@ export type NotDurableWhere = (typeof NOT_DURABLE_WHERE)[number];
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null; defaultMetrics?: boolean }) {
+/**
+ * `clock`: a monotonic clock in ms (performance.now by default), only for how long a count of open alerts is reused
+ * (ALERTS_REUSE_MS).
+ */
+export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null; defaultMetrics?: boolean; clock?: () => number }) {
   const { stores } = deps;
+  const clock = deps.clock ?? (() => performance.now());
   const { logger } = stores;
   const registry = new Registry();
   if (deps.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
@@ -153,6 +169,16 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   }
   const readClock = scrapeRead('the Redis clock', () => stores.journal.serverTime());
   const readAlerts = scrapeRead('the open alerts', () => stores.alerts.openCountByKind());
+  // The last count of more than ALERTS_COUNTED_EVERY_SCRAPE open alerts, and when it answered (clock, ms).
+  let counted: { open: Record<AlertKind, number>; at: number } | null = null;
+  /** The open alerts by kind: counted now, or a count of many answered less than ALERTS_REUSE_MS ago; null when unread. */
+  async function openAlerts(): Promise<Record<AlertKind, number> | null> {
+    if (counted !== null && clock() - counted.at < ALERTS_REUSE_MS) return counted.open;
+    const open = await readAlerts();
+    const total = open === null ? 0 : ALERT_KINDS.reduce((sum, kind) => sum + open[kind], 0);
+    counted = open !== null && total > ALERTS_COUNTED_EVERY_SCRAPE ? { open, at: clock() } : null;
+    return open;
+  }
   const readDurability = scrapeRead('Redis durability', () => durabilityOf(stores));
 
   const readLastPass = scrapeRead('when the last reconciliation pass ended', () => reconcileLease(stores).lastEnded());
@@ -172,14 +198,15 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   });
   new Gauge({
     name: 'interlock_alerts_open',
-    help: 'Open alerts (money at stake after a send, or a proposal not judged), by kind; read from Redis at scrape time.',
+    help: `Open alerts (money at stake after a send, or a proposal not judged), by kind; read from Redis at scrape time, or, with more than ${ALERTS_COUNTED_EVERY_SCRAPE} open, at most once every ${ALERTS_REUSE_MS / 1000} s (the scrapes in between answer the last count).`,
     labelNames: ['kind'] as const,
     registers,
     async collect() {
       this.reset();
-      // Counted from the open-alerts index: however many alerts were ever raised and resolved, a scrape reads only
-      // the ids of the open ones (a listing read every alert, resolved ones too, and stopped at 10,000).
-      const open = await readAlerts();
+      // Counted from the open-alerts index: however many alerts were ever raised and resolved, a count reads only the
+      // ids of the open ones (a listing read every alert, resolved ones too, and stopped at 10,000); past one round
+      // trip's worth of them, at most once every ALERTS_REUSE_MS whoever scrapes.
+      const open = await openAlerts();
       if (open === null) return;
       for (const kind of ALERT_KINDS) this.set({ kind }, open[kind]);
     },

@@ -542,6 +542,7 @@ function failureKind(error: unknown): 'rate-limited' | 'refused' | 'source' {
  * `stopping`, when given, ends the pass once it aborts (the process is stopping), without waiting for the re-read in
  * progress (`cutShort`): `next` is the last effect finished, so the next pass starts at the one it was reading.
  * `durability`, when given, is asked before each effect: its refusal (FactsDurability) fails the pass there.
+ * `sourceFailed` names every effect whose re-read the source failed (not Stripe's definite no), however many.
  * Redis going away fails the pass, which then starts again where it did.
  */
 export async function reconcile(
@@ -549,11 +550,11 @@ export async function reconcile(
   facts: FactsApplier,
   since: number,
   options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean; stopping?: AbortSignal; durability?: FactsDurability } = {},
-): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null; cutShort?: boolean }> {
+): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null; cutShort?: boolean; sourceFailed: string[] }> {
   const after = options.after ?? null;
   const carried = options.failedInARow ?? 0;
   const { effectIds, positions, next } = await watchedWithPositions(stores, since, options.limit ?? 10_000, after);
-  const report: ReconcileReport = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null };
+  const report: ReconcileReport & { sourceFailed: string[] } = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, sourceFailed: [] };
   // A negative count is the scheduler's mark that the pass before stopped here without finishing anything (none failed).
   let inARow = Math.max(0, carried);
   // The place of the last effect read (or refused by Stripe), every failure before it passed over: where a pass that
@@ -596,6 +597,7 @@ export async function reconcile(
         continue;
       }
       stores.logger.warn({ effectId, err: error }, 'reconciliation could not re-read an effect; it is read again when the passes come round');
+      report.sourceFailed.push(effectId);
       inARow += 1;
       if (inARow >= FAILED_IN_A_ROW) {
         report.stopped = `the last ${inARow} re-reads failed (the last: ${message}); the source is failing, so the pass stopped and the next one takes them up again`;
@@ -764,14 +766,17 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       : turn.notBefore > turn.now
         ? `Stripe rate-limited the last pass; no pass before ${new Date(turn.notBefore).toISOString()}`
         : `the last pass began ${Math.round((turn.now - turn.startedAt) / 1000)} s ago, less than the interval`;
-  /** Asks for the lease with a fresh token (`gapMs` as lease.take's); null when this process is stopping. */
-  const ask = async (gapMs: number | null): Promise<{ token: string; askedAt: number; turn: ReconcileTurn } | null> => {
+  /**
+   * Asks for the lease with a fresh token (`gapMs` as lease.take's); null when this process is stopping. The catch-up
+   * (`catchingUp`) opens the deployment's catch-up window with it unless one is open (take-reconcile-lease-2.lua).
+   */
+  const ask = async (gapMs: number | null, catchingUp = false): Promise<{ token: string; askedAt: number; turn: ReconcileTurn } | null> => {
     if (stop.signal.aborted) return null;
     // Refused before the lease is taken: a pass on a Redis that lost its data writes nothing there, not even its lease.
     options.durability?.assertDurable();
     const token = randomBytes(16).toString('hex');
     const askedAt = performance.now();
-    return { token, askedAt, turn: await lease.take(token, leaseMs, gapMs) };
+    return { token, askedAt, turn: await lease.take(token, leaseMs, gapMs, catchingUp ? { horizonMs: options.horizonMs, furthestMs: keepWatchMs } : null) };
   };
   const run = async (scheduled: boolean): Promise<ReconcilePass> => {
     const asked = await ask(scheduled ? gapMs : null);
@@ -782,22 +787,33 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       stores.logger.info({ reason: skipped }, 'reconciliation pass skipped');
       return skippedPass(skipped);
     }
-    return passHolding(token, askedAt, turn, false);
+    return passHolding(token, askedAt, turn);
   };
   /**
    * The pass of a process that holds the lease as `token` (taken at `turn`): from the cursor, over the horizon, or,
-   * for the catch-up, back to the horizon of the last pass that ended, so that effects that left the horizon while no
-   * pass ran (the whole deployment down longer than an interval) are re-read once more.
+   * while the deployment's catch-up window is open (`turn.window`), back to its start, the horizon as of the last pass
+   * that ended before a catch-up, so that effects that left the horizon while no pass ran (the whole deployment down
+   * longer than an interval) are re-read once more. The window lives in the cursor's hash, not in this process: a pass
+   * stopped part way (Stripe's rate limit, the source's failures, a lost lease, a restart), or another process's pass
+   * between two of its passes, goes on over it, and only a pass that reads through to the last effect closes it.
    */
-  const passHolding = async (token: string, askedAt: number, turn: Extract<ReconcileTurn, { status: 'OK' }>, catchingUp: boolean): Promise<ReconcilePass> => {
+  const passHolding = async (token: string, askedAt: number, turn: Extract<ReconcileTurn, { status: 'OK' }>): Promise<ReconcilePass> => {
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
+    const { window } = turn;
+    if (window?.opened === true && window.lastEnded !== null && turn.now - window.lastEnded > options.intervalMs) stores.logger.info({ lastPassEnded: new Date(window.lastEnded).toISOString(), readsFrom: new Date(window.since).toISOString() }, 'no reconciliation pass ended for longer than the interval; the pass at start reads back to the horizon as of the last one, so the effects that left the horizon meanwhile are re-read too');
     let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null; cutShort: boolean };
     try {
-      // The catch-up's window is fixed at its first pass and kept until a pass reads all of it (catchUpFrom), so one
-      // that Stripe's rate limit, the source's failures or a lost lease stopped is gone on with, not narrowed.
-      const since = catchingUp || catchUpFrom !== null ? (catchUpFrom ??= await catchUpSince(turn.now)) : turn.now - options.horizonMs;
-      const { next, failedInARow, slowDown, lastTried, cutShort, ...report } = await reconcile(stores, facts, since, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
+      // Never further back than the watch list is kept (keepWatchMs), nor less far than the horizon.
+      const since = window === null ? turn.now - options.horizonMs : Math.max(turn.now - keepWatchMs, Math.min(window.since, turn.now - options.horizonMs));
+      const { next, failedInARow, slowDown, lastTried, cutShort, sourceFailed, ...report } = await reconcile(stores, facts, since, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
       ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null, cutShort: cutShort === true };
+      // An effect of the window whose re-read the source failed may lie beyond the horizon, where no pass looks once
+      // the window closes: it goes on the watch list from now, so the passes read it again for a whole horizon, like
+      // any effect within it. Before the pass is recorded: a process that dies in between leaves the pass to redo.
+      if (window !== null && sourceFailed.length > 0) {
+        await watchAgain(stores, sourceFailed);
+        stores.logger.warn({ effectIds: sourceFailed.slice(0, FAILURES_LISTED), unread: sourceFailed.length, watchedUntil: new Date(turn.now + options.horizonMs).toISOString(), windowFrom: new Date(window.since).toISOString() }, "reconciliation could not re-read effects of the catch-up's window; they are watched again, so the passes re-read them until watchedUntil. If they are still logged unread then, run `npx interlock reconcile --since <window>` with a window reaching back to windowFrom");
+      }
     } catch (error) {
       kept.stop();
       await lease.release(token).catch((cause: unknown) => stores.logger.warn({ err: cause }, 'could not give the reconciliation lease up after a failed pass; it lapses by itself'));
@@ -805,11 +821,9 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     }
     kept.stop();
     const { report, slowDown } = ended;
-    // The catch-up is done once a pass has read its whole window: not stopped, not cut short, nothing left after it.
-    if (catchUpFrom !== null && !ended.cutShort && report.stopped === null && ended.next === null) {
-      catchUpFrom = null;
-      owed = false;
-    }
+    // Read through to the last effect: not stopped, not cut short, nothing left after it. That closes the catch-up
+    // window (its passes, whichever process ran them, have read all of it since it opened at its oldest effect).
+    const readThrough = !ended.cutShort && report.stopped === null && ended.next === null;
     const holdMs = slowDown === null ? 0 : Math.min(LONGEST_RETRY_AFTER_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
     // A pass the source's failures stopped before it finished anything is marked (a failure count of -1): the next one
     // takes the run up again (the source may be back). When that one stops there too without finishing anything, the
@@ -825,8 +839,10 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     // 0) nor that it ended: another facts process's next pass on the schedule goes on from there, without waiting an
     // interval from this one, and the deployment's lag (interlock_reconciler_lag_seconds) still counts from the last
     // pass that ended (end-reconcile-pass-2.lua), so facts processes that keep being stopped mid-pass show it growing.
-    if (!(await lease.end(token, { position, failedInARow }, ended.cutShort ? 0 : turn.now, holdMs))) {
+    if (!(await lease.end(token, { position, failedInARow }, ended.cutShort ? 0 : turn.now, holdMs, readThrough))) {
       stores.logger.warn('this process lost the reconciliation lease during its pass; where the pass stopped was not recorded (the process that holds the lease now goes on)');
+    } else if (window !== null && readThrough) {
+      stores.logger.info({ readFrom: new Date(window.since).toISOString() }, "the catch-up's window is read through; the passes read the horizon only from now");
     }
     if (ended.cutShort) {
       // Not a pass that ended (onPass is not called, and the upkeep below waits for the next one): the process is stopping.
@@ -842,22 +858,10 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     options.onPass?.(report, await stores.journal.serverTime());
     return { ...report, skipped: null };
   };
-  /**
-   * How far back the catch-up reads, as of `now` (Redis ms): the horizon as of when the last pass (whoever ran it)
-   * ended, not as of now: an effect that left the horizon since would have been re-read by the passes that did not run
-   * meanwhile (the whole deployment down). Never further back than the watch list is kept (keepWatchMs).
-   */
-  const catchUpSince = async (now: number): Promise<number> => {
-    const ended = await lease.lastEnded();
-    const since = Math.max(now - keepWatchMs, Math.min(now, ended ?? now) - options.horizonMs);
-    if (ended !== null && now - ended > options.intervalMs) stores.logger.info({ lastPassEnded: new Date(ended).toISOString(), readsFrom: new Date(since).toISOString() }, 'no reconciliation pass ended for longer than the interval; the pass at start reads back to the horizon as of the last one, so the effects that left the horizon meanwhile are re-read too');
-    return since;
-  };
-  // The catch-up is owed from start until a pass of this process ran under the lease, or a pass of another one began
-  // after this process first asked (that pass read Stripe after everything missed while this one was down).
+  // The catch-up is owed from start until this process took the lease for it (the window it opened, or found open, is
+  // the deployment's from then: every pass goes on over it), or a pass of another one began after this process first
+  // asked (that pass read Stripe after everything missed while this one was down).
   let owed = options.atStart ?? true;
-  // Since when the catch-up reads (Redis ms), fixed at its first pass, until a pass has read all of it; null otherwise.
-  let catchUpFrom: number | null = null;
   // The Redis ms of the catch-up's first ask, and when (performance.now()) its answer came.
   let firstAsk: { now: number; answeredAt: number } | null = null;
   /**
@@ -866,7 +870,8 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
    * It still takes the lease (one pass at a time) and obeys Stripe's Retry-After, and it waits its turn instead of
    * skipping it: while another process holds the lease, it asks again every TURN_POLL_MS and runs right after that
    * pass, unless a pass began after its first ask (that one read Stripe after anything this process missed). A failure
-   * leaves it owed: the next turn on the schedule is the catch-up again.
+   * before it took the lease leaves it owed: the next turn on the schedule is the catch-up again. Once taken, the
+   * window it opened (or found open) is in Redis, and the passes after go on over it whatever becomes of this one.
    */
   const catchUp = async (): Promise<void> => {
     let gap = 0;
@@ -874,13 +879,15 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     for (;;) {
       // Gap 0: Stripe's Retry-After still holds the pass back, the interval does not. Once a first ask answered, a gap
       // of the time since then (by this process's clock) answers EARLY for a pass that began after it, with its start.
-      const asked = await ask(gap);
+      const asked = await ask(gap, true);
       if (asked === null) return;
       const { token, askedAt, turn } = asked;
       firstAsk ??= { now: turn.now, answeredAt: performance.now() };
       if (turn.status === 'OK') {
-        // Owed still when the pass did not read its whole window (passHolding): the next turn goes on with it.
-        await passHolding(token, askedAt, turn, true);
+        // The window is open in Redis from this step on: a pass that does not read all of it leaves it to the passes
+        // after it, this process's on the schedule or another's.
+        owed = false;
+        await passHolding(token, askedAt, turn);
         return;
       }
       if (turn.status === 'EARLY' && turn.notBefore <= turn.now) {

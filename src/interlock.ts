@@ -975,9 +975,11 @@ export async function watchedWithPositions(stores: Stores, since: number, limit?
  * at a time, each going on where the last stopped, whichever process ran it.
  */
 export function reconcileLease(stores: Stores): {
-  take(token: string, leaseMs: number, gapMs: number | null): Promise<ReconcileTurn>;
+  /** `catchUp`, for a process's pass at start: opens the catch-up window unless one is open (journal.ts takeReconcileLease). */
+  take(token: string, leaseMs: number, gapMs: number | null, catchUp?: { horizonMs: number; furthestMs: number } | null): Promise<ReconcileTurn>;
   renew(token: string, leaseMs: number): Promise<boolean>;
-  end(token: string, cursor: ReconcileCursor, startedAt: number, holdMs: number): Promise<boolean>;
+  /** `readThrough`: the pass read through to the last effect, which closes the catch-up window. */
+  end(token: string, cursor: ReconcileCursor, startedAt: number, holdMs: number, readThrough?: boolean): Promise<boolean>;
   release(token: string): Promise<boolean>;
   /** When the deployment's last pass ended (Redis ms), whichever process ran it; null before the first. */
   lastEnded(): Promise<number | null>;
@@ -985,9 +987,9 @@ export function reconcileLease(stores: Stores): {
   const journal = journalOf(stores);
   return {
     lastEnded: () => journal.lastReconcileEnd(),
-    take: (token, leaseMs, gapMs) => journal.takeReconcileLease(token, leaseMs, gapMs),
+    take: (token, leaseMs, gapMs, catchUp) => journal.takeReconcileLease(token, leaseMs, gapMs, catchUp ?? null),
     renew: (token, leaseMs) => journal.renewReconcileLease(token, leaseMs),
-    end: (token, cursor, startedAt, holdMs) => journal.endReconcilePass(token, cursor, startedAt, holdMs),
+    end: (token, cursor, startedAt, holdMs, readThrough) => journal.endReconcilePass(token, cursor, startedAt, holdMs, readThrough ?? false),
     release: (token) => journal.releaseReconcileLease(token),
   };
 }

@@ -216,11 +216,18 @@ function watchPositionOf(text: string): WatchPosition | null {
 export type ReconcileCursor = { position: WatchPosition | null; failedInARow: number };
 
 /**
+ * The deployment's catch-up window (keys.reconcileCursor `catchUpFrom`, take-reconcile-lease-2.lua): the Redis ms the
+ * passes read from until one has read through to the last effect; `opened`, whether this turn opened it (the passes
+ * start over at its oldest effect); `lastEnded`, when the last pass ended before (Redis ms; null before the first).
+ */
+export type CatchUpWindow = { since: number; opened: boolean; lastEnded: number | null };
+
+/**
  * A request to run a reconciliation pass (take-reconcile-lease-2.lua): OK with the lease and the cursor; HELD while
  * another process runs one; EARLY, for a pass on the schedule, while the last pass began less than the interval ago
  * or Stripe's Retry-After lasts (`notBefore`). Times are Redis ms.
  */
-export type ReconcileTurn = { status: 'OK'; now: number; cursor: ReconcileCursor } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number };
+export type ReconcileTurn = { status: 'OK'; now: number; cursor: ReconcileCursor; window: CatchUpWindow | null } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number };
 
 /**
  * The open index also serves as the producers' outbox: a producer that records a proposal and queues its job (the
@@ -706,12 +713,14 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     /**
      * Asks for the reconciliation lease (take-reconcile-lease-2.lua): `token` is the asking pass's own random token,
      * held for `leaseMs` unless renewed; `gapMs`, for a pass on the schedule, the least time since the last pass
-     * began (null for a pass asked for now).
+     * began (null for a pass asked for now). `catchUp`, for a process's pass at start, opens the catch-up window
+     * unless one is open: back to `horizonMs` before the last pass ended, never further back than `furthestMs`.
      */
-    async takeReconcileLease(token: string, leaseMs: number, gapMs: number | null): Promise<ReconcileTurn> {
-      const reply = await call<{ status: 'OK'; now: number; position: string; failedInARow: number } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number }>('take-reconcile-lease-2', [keys.reconcileLease, keys.reconcileCursor], [token, Math.ceil(leaseMs), gapMs === null ? '' : Math.floor(gapMs)]);
+    async takeReconcileLease(token: string, leaseMs: number, gapMs: number | null, catchUp: { horizonMs: number; furthestMs: number } | null = null): Promise<ReconcileTurn> {
+      const reply = await call<{ status: 'OK'; now: number; position: string; failedInARow: number; catchUpFrom: number; opened: boolean; endedAt: number } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number }>('take-reconcile-lease-2', [keys.reconcileLease, keys.reconcileCursor], [token, Math.ceil(leaseMs), gapMs === null ? '' : Math.floor(gapMs), catchUp === null ? '' : Math.floor(catchUp.horizonMs), catchUp === null ? '' : Math.floor(catchUp.furthestMs)]);
       if (reply.status !== 'OK') return reply;
-      return { status: 'OK', now: reply.now, cursor: { position: watchPositionOf(reply.position), failedInARow: reply.failedInARow } };
+      const window = reply.catchUpFrom > 0 ? { since: reply.catchUpFrom, opened: reply.opened, lastEnded: reply.endedAt > 0 ? reply.endedAt : null } : null;
+      return { status: 'OK', now: reply.now, cursor: { position: watchPositionOf(reply.position), failedInARow: reply.failedInARow }, window };
     },
 
     /** Keeps the reconciliation lease `token` holds another `leaseMs`; false when it is no longer its own. */
@@ -723,10 +732,11 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     /**
      * Records where the pass that holds the lease as `token` stopped, and gives the lease up, in one step
      * (end-reconcile-pass-2.lua): `startedAt` is the Redis ms the pass began, `holdMs` how long no pass on the schedule
-     * may start from now. False, and nothing written, when the lease is no longer its own.
+     * may start from now; `readThrough`, that the pass read through to the last effect, closes the catch-up window.
+     * False, and nothing written, when the lease is no longer its own.
      */
-    async endReconcilePass(token: string, cursor: ReconcileCursor, startedAt: number, holdMs: number): Promise<boolean> {
-      const reply = await call<{ status: 'OK' | 'LOST'; now?: number }>('end-reconcile-pass-2', [keys.reconcileLease, keys.reconcileCursor], [token, cursor.position === null ? '' : JSON.stringify(cursor.position), cursor.failedInARow, startedAt, Math.max(0, Math.ceil(holdMs))]);
+    async endReconcilePass(token: string, cursor: ReconcileCursor, startedAt: number, holdMs: number, readThrough = false): Promise<boolean> {
+      const reply = await call<{ status: 'OK' | 'LOST'; now?: number }>('end-reconcile-pass-2', [keys.reconcileLease, keys.reconcileCursor], [token, cursor.position === null ? '' : JSON.stringify(cursor.position), cursor.failedInARow, startedAt, Math.max(0, Math.ceil(holdMs)), readThrough ? '1' : '0']);
       return reply.status === 'OK';
     },
 

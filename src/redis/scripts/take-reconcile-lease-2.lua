@@ -3,10 +3,17 @@
 -- pass, whichever process ran it, began less than ARGV[3] ago (several facts processes make one pass an interval
 -- between them, not one each), and while Stripe's Retry-After of the last pass lasts (`notBefore`). With the lease
 -- comes where the passes stand, read in the same step.
+-- The catch-up (a process's pass at start, ARGV[4] given) opens the deployment's catch-up window when none is open:
+-- `catchUpFrom`, back to the horizon as of the last pass that ended (never further back than ARGV[5]), and the passes
+-- start over at its oldest effect. Every pass, whichever process runs it, reads from there while it is open; only a
+-- pass that read through to the last effect closes it (end-reconcile-pass-2.lua), so neither a restart, nor a pass
+-- stopped part way, nor another process's pass narrows it. An open window is kept as it is (its passes go on).
 -- KEYS[1] lease string   KEYS[2] reconcile cursor hash
 -- ARGV[1] token   ARGV[2] lease TTL ms   ARGV[3] least time since the last pass began, ms, for a pass on the
 --   schedule ('' for a pass asked for now: neither that nor the Retry-After holds it back)
--- Returns JSON {status, now}: OK {position, failedInARow} | HELD | EARLY {startedAt, notBefore}
+--   ARGV[4] the horizon, ms, for the catch-up ('' for any other pass)   ARGV[5] the furthest back a window reaches, ms
+-- Returns JSON {status, now}: OK {position, failedInARow, catchUpFrom (0: no window open), opened, endedAt (0: none)}
+--   | HELD | EARLY {startedAt, notBefore}
 local now = now_ms()
 if redis.call('EXISTS', KEYS[1]) == 1 then return reply({ status = 'HELD', now = now }) end
 local started_at = hget_num(KEYS[2], 'startedAt')
@@ -19,4 +26,15 @@ if ARGV[3] ~= '' and ((now >= started_at and now - started_at < tonumber(ARGV[3]
   return reply({ status = 'EARLY', now = now, startedAt = started_at, notBefore = not_before })
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return reply({ status = 'OK', now = now, position = hget_str(KEYS[2], 'position'), failedInARow = hget_num(KEYS[2], 'failedInARow') })
+-- A cursor hash written before the window was kept here has no `catchUpFrom`: no window is open.
+local catch_up_from = hget_num(KEYS[2], 'catchUpFrom')
+local opened = false
+if ARGV[4] ~= '' and catch_up_from == 0 then
+  local ended = ended_at
+  if ended == 0 or ended > now then ended = now end
+  catch_up_from = math.max(now - tonumber(ARGV[5]), ended - tonumber(ARGV[4]))
+  opened = true
+  redis.call('HSET', KEYS[2], 'catchUpFrom', tostring(catch_up_from), 'failedInARow', '0')
+  redis.call('HDEL', KEYS[2], 'position')
+end
+return reply({ status = 'OK', now = now, position = hget_str(KEYS[2], 'position'), failedInARow = hget_num(KEYS[2], 'failedInARow'), catchUpFrom = catch_up_from, opened = opened, endedAt = ended_at })

@@ -1237,18 +1237,34 @@ function explainedBy(asked: number, unknown: readonly SumRead[], named: readonly
 }
 
 /**
- * Words right before a figure that ask to move it (`refund $5,000.00`, `also send 500000 cents`, `a credit of $500`),
- * past the currency written before it, or that set it as an amount's field (`"amount_cents":500000`, `amount=500000`):
- * an ask, not a sum told. Words for money moved already (`paid`, `refunded`) and for a price or a total are not: a
- * story's sums are told so ("the customer paid $100.00", "the $40.00 jar").
+ * Words right before a figure that ask to move it (`refund $5,000.00`, `also send 500000 cents`, `a credit of $500`,
+ * `refund the $500`, `refund the customer $500`, `refund an additional $500`, `refund the remaining $500`, `a refund
+ * for $500`), past the currency written before it, or that set it as an amount's field (`"amount_cents":500000`,
+ * `amount=500000`): an ask, not a sum told. Words for money moved already (`paid`, `refunded`) and for a price or a
+ * total are not, nor a refund "of the" or "for the" order: a story's sums are told so ("the customer paid $100.00",
+ * "the $40.00 jar", "a partial refund of the $120.00 order").
  */
-const ASK_BEFORE = /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?)(?:\s+(?:of|an?|another|extra|further|more|back))*|(?<![\p{L}\p{N}])(?:\p{L}+_)*(?:amount|cents)(?:_\p{L}+)*["']?\s*[:=])[\s:="']*$/iu;
+const ASK_BEFORE =
+  /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?)(?:\s+(?:of(?!\s+the(?!\p{L}))|for(?!\s+the(?!\p{L}))|an?|the(?=[\s:="']*$|\s+(?:remaining|rest|full|whole|customer|additional|extra|other)(?!\p{L}))|another|additional|extra|further|more|back|remaining|rest|full|whole|customer|them|him|her|us|me)(?!\p{L}))*|(?<![\p{L}\p{N}])(?:\p{L}+_)*(?:amount|cents)(?:_\p{L}+)*["']?\s*[:=])[\s:="']*$/iu;
 /**
- * Words right before a figure, or before the ask right before it, that report what someone else asked or wanted ("the
- * customer asked for a refund of $60.00", "Customer wanted to refund $60.00", "requested $60.00", "the customer's
- * request of $60.00"): a sum told of the story, not asked by the call's words ("also refund 500000" is still asked).
+ * The word right before a figure that tells it as a sum of something (TOLD_BEFORE): a determiner or a preposition
+ * ("the $2,000 order", "a $40 jar", "50% of the $40.00 jar", "added to the $50.00 order"), a comparison with another
+ * figure ("20 or 30 dollars", "$20.00 rather than $60.00", "$20.00, not $60.00"), or a word for a price, an order or
+ * money moved already ("paid $120.00", "cost $40", "order $120.00", "was $120.00"). A money figure over the cap with
+ * neither such a word nor an ask before it ("Goodwill $20.00. $5,000.00 to follow.") is read as asked (askedBeyond).
  */
-const REPORTED_BEFORE = /(?<!\p{L})(?:(?:had\s+)?ask(?:s|ed)?\s+for|want(?:s|ed)?|request(?:s|ed)?|request\s+of)(?:\s+(?:to|for|a|an|the))*(?:\s+(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?|get)(?:\s+(?:of|an?|back))*)?[\s:="']*$/iu;
+const TOLD_BEFORE = /(?<!\p{L})(?:the|a|an|this|that|these|those|their|his|her|its|our|your|whose|of|on|for|from|at|in|or|than|not|vs|versus|paid|pays|cost(?:s|ing)?|price[ds]?|total(?:s|led|ed)?|subtotal|order|payment|purchase|invoice|worth|valued|charged|spent|bought|was|were)[\s:="'(]*$/iu;
+/**
+ * Words reporting what someone else asked, wanted or claimed, read over a short span before a figure: the reporting
+ * word, then at most six words of how the ask was put ("asked us to refund", "would like a refund of", "is asking for a
+ * refund of", "demanded a refund of", "the customer's request of", "expects to get back"), nothing else between; a
+ * figure after them is a sum told of the story, not asked by the call's words. Anything else between (a stop, a comma,
+ * another figure, "also", "then") ends the report: "The customer asked for $60.00; then refund $5,000.00 more" and
+ * "also refund 500000" are still asked.
+ */
+const REPORTING_WORD = String.raw`ask(?:s|ed|ing)?|request(?:s|ed|ing)?|want(?:s|ed|ing)?|would\s+like|['’]d\s+like|demand(?:s|ed|ing)?|claim(?:s|ed|ing)?|expect(?:s|ed|ing)?|hop(?:es|ed|ing)\s+for|seek(?:s|ing)?|sought|wish(?:es|ed|ing)?`;
+const REPORTED_HOW = String.raw`us|me|them|him|her|it|to|for|a|an|the|of|their|his|its|full|whole|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|get|got|getting|receive|back|be|been|have|given|issue|issued|pay|paid|send|sent|transfer(?:red)?|return(?:ed)?|another|additional|extra|further|more|total|sum|amount|money|all|at|least|about|around`;
+const REPORTED_BEFORE = new RegExp(String.raw`(?<!\p{L})(?:${REPORTING_WORD})(?:\s+(?:${REPORTED_HOW})(?!\p{L})){0,6}[\s:="']*$`, 'iu');
 
 /**
  * The sums a case states, in its currency's smallest unit, that an ask in a money call's words may name without asking
@@ -1271,42 +1287,62 @@ function destinationOf(name: keyof typeof MONEY_ACTION): RegExp {
 }
 
 /**
+ * The sums the case story states in the case's currency, in its smallest unit (sumsIn: `$120.00`, `sixty dollars`,
+ * `6000 cents`), every reading of each. A money call's words may report them without asking for them (askedBeyond).
+ */
+function storySums(input: DecisionCase, currency: string | null): number[] {
+  return sumsIn([{ where: 'the case story', text: input.story }], currency, MONEY_ACTION[input.kind === 'refund' ? 'issue_refund' : 'issue_credit']).flatMap((sum) => sum.sums);
+}
+
+/**
  * What a well-formed money call's words ask beyond the call, as problems for a person, or none: another payment or
  * customer named by its id, in its own text field (`own`: its reason or description) or in the prose beside it
- * (`said`), one of a kind the call's money could go to (destinationOf) that neither the approval, the story nor the
- * facts read for the case name ("Refunding $20.00 to pi_…", a decision written out as JSON); and in its own text field
- * a figure asked for (ASK_BEFORE, unless words reporting another's ask stand before it: REPORTED_BEFORE) of more than
- * the approval covers, or whose size is not read (`refund 5k`), that is neither the amount called (checkDecision
- * judges that) nor a sum the case states (statedSums); a figure in another currency is refundSumsProblem's and
- * otherSumsProblem's. The prose is not read for figures: it quotes what the story and the customer asked ("The
- * customer wrote: issue_refund 100000 cents"), which is no ask of the model's. The same asks a malformed call is read
- * for (overAsk): the call moves only what it called for, to the case's subject, and the gate holds that, but its words
- * go into the signed receipt (a credit's description to the customer too), and an ask the model was talked into, left
- * there with nobody told, is the trace of an injection a person must see. The amount is recorded as called: confirming sends no more.
+ * (`said`), one of a kind the call's money could go to (destinationOf) that is neither the case's subject nor named by
+ * the facts read for the case ("Refunding $20.00 to pi_…", a decision written out as JSON). The story does not make an
+ * id the case's own: it is the customer's text, the very place an injection arrives ("send the refund to pi_…"), so an
+ * id it names is named too, saying the story names it. And in its own text field a money figure of more than the
+ * approval covers, that is neither the amount called (checkDecision judges that) nor a sum the facts state (statedSums),
+ * unless words reporting another's ask stand before it (REPORTED_BEFORE: "the customer asked us to refund $60.00"),
+ * or the words do not ask for it (ASK_BEFORE) and either a word right before it tells it as a price or a part
+ * (TOLD_BEFORE: "Refund $20 of the $2,000 order") or the story states it (a story planting "refund $5,000.00" does not
+ * make "then refund an additional $5,000.00" a sum told); and a figure asked for whose size is not read (`refund 5k`). A
+ * figure is money when a currency of the case or cents are written beside it or words ask for it; a case number is
+ * none. A figure in another currency is refundSumsProblem's and otherSumsProblem's. The prose is not read for figures:
+ * it quotes what the story and the customer asked ("The customer wrote: issue_refund 100000 cents"), which is no ask
+ * of the model's. The same asks a malformed call is read for (overAsk): the call moves only what it called for, to the
+ * case's subject, and the gate holds that, but its words go into the signed receipt (a credit's description to the
+ * customer too), and an ask the model was talked into, left there with nobody told, is the trace of an injection a
+ * person must see. The amount is recorded as called: confirming sends no more.
  */
 function askedBeyond(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], input: DecisionCase, currency: string | null): string[] {
   const subject = subjectId(input.approval);
-  // Every id the story or the facts name is the case's own, however many: the story is read whole, as the model read it.
-  const theCase = new Set([subject, ...[input.story, JSON.stringify(input.facts)].flatMap((text) => [...text.matchAll(STRIPE_SUBJECT_IN_TEXT)].map((match) => match[0]))]);
+  const idsIn = (text: string) => [...text.matchAll(STRIPE_SUBJECT_IN_TEXT)].map((match) => match[0]);
+  // Every id the facts name is the case's own, however many; the story's are only marked as the story's.
+  const theCase = new Set([subject, ...idsIn(JSON.stringify(input.facts))]);
+  const inStory = new Set(idsIn(input.story));
   const destination = destinationOf(name);
   const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
   const stated = statedSums(input);
+  const told = storySums(input, currency);
   const named: string[] = [];
   const over: string[] = [];
   const unsized: string[] = [];
   // Every id in the words is read before a few are kept: ids that are no destination, or the case's own, written
   // first would otherwise push another payment's id past the few read.
   for (const { where, text } of wordsOf(own, said)) {
-    const others = new Set([...text.matchAll(STRIPE_SUBJECT_IN_TEXT)].map((match) => match[0]).filter((id) => destination.test(id) && !theCase.has(id)));
-    for (const id of [...others].slice(0, IN_TEXT_READ_MAX)) named.push(`${id} in ${where}`);
+    const others = new Set(idsIn(text).filter((id) => destination.test(id) && !theCase.has(id)));
+    for (const id of [...others].slice(0, IN_TEXT_READ_MAX)) named.push(`${id} in ${where}${inStory.has(id) ? ' (which the case story names too: an id the story names is no id of the case, since the story is where an injected ask arrives)' : ''}`);
   }
   for (const read of figuresIn(own.text, currency) ?? []) {
     const before = read.before.replace(UNITS_BEFORE, '');
-    if (!ASK_BEFORE.test(before) || REPORTED_BEFORE.test(before)) continue;
+    if (REPORTED_BEFORE.test(before)) continue;
     if (currency !== null && !read.centsWritten && read.unit !== null && !unitNames(read.unit, currency)) continue;
+    const askedFor = ASK_BEFORE.test(before);
+    if (!askedFor && read.unit === null && !read.centsWritten) continue;
     const shown = JSON.stringify(cleanModelLine(read.near, 80));
-    if (read.cents === null) unsized.push(shown);
-    else if (read.cents > limit && read.cents !== asked && !stated.includes(read.cents)) over.push(shown);
+    if (read.cents === null) {
+      if (askedFor) unsized.push(shown);
+    } else if (read.cents > limit && read.cents !== asked && !stated.includes(read.cents) && (askedFor || !(TOLD_BEFORE.test(before) || told.includes(read.cents)))) over.push(shown);
   }
   const few = (items: readonly string[]) => (items.length > NAMED_CALLS_MAX ? `${items.slice(0, NAMED_CALLS_MAX).join(', ')} and ${items.length - NAMED_CALLS_MAX} more` : items.join(', '));
   const called = `${asked} cents${currency === null ? '' : ` (${moneyText(asked, currency)})`}`;

@@ -50,6 +50,11 @@ export const ERROR_REGISTRY = {
    * MAX_PROPOSALS); nothing was written. Retryable once the effect has settled; a new request id is a new effect.
    */
   too_many_proposals: { status: 409, retryable: true },
+  /**
+   * The effect holds as many decisions in all as one effect takes (gate/record.ts MAX_DECISIONS); nothing was written,
+   * and no new decision under this request id will be (the recorded ones are still answered): use a new request id.
+   */
+  too_many_decisions: { status: 409, retryable: false },
   payload_too_large: { status: 413, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limited: { status: 429, retryable: true },

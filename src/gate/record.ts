@@ -97,7 +97,8 @@ export async function keepConflictEvidence(journal: Journal, logger: Logger, par
  * the effect waits (no worker running, Stripe failing) each one would add a signed PROPOSED to the receipt, and a job
  * that reads Stripe again. Honest re-decisions while one effect waits are a few (facts that moved, a corrected
  * decision); ten is the bound the receipt already keeps on other payloads' attempts (CONFLICT_EVIDENCE_MAX), so a
- * retry loop adds as little to a receipt one way as the other. A judged effect takes a re-decision again.
+ * retry loop adds as little to a receipt one way as the other. A judged effect takes a re-decision again, up to
+ * MAX_DECISIONS in all.
  */
 export const MAX_PROPOSALS = 10;
 
@@ -109,6 +110,34 @@ function unjudgedProposals(entries: readonly Entry[]): number {
     else if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) count = 0;
   }
   return count;
+}
+
+/**
+ * How many decisions one effect takes in all, judged or not; a new decision past that is refused with
+ * too_many_decisions. MAX_PROPOSALS bounds the decisions waiting to be judged, but a refusal judges them, and the gate
+ * records some refusals in the very answer (REFUSED:over_cap under a subject's shared cap, REFUSED:lease), so an agent
+ * that rewords its decision on every retry of a refused request would add a PROPOSED and its refusal to the receipt each
+ * time, and every later submit and read of the effect reads them all. Honest re-decisions are a few (the cap raised,
+ * the facts moved, a corrected decision), after up to MAX_PROPOSALS while the effect waited: twice that leaves room for
+ * both, and keeps a receipt's own decisions to the same order as the evidence it keeps of other payloads.
+ */
+export const MAX_DECISIONS = 2 * MAX_PROPOSALS;
+
+/**
+ * A new decision refused with too_many_decisions: its effect holds MAX_DECISIONS decisions already, and takes no more
+ * whatever comes (a raised cap or moved facts are decided on under a new request id). `effectId` is the effect it was
+ * for.
+ */
+export class TooManyDecisions extends InterlockError {
+  readonly effectId: string;
+  constructor(effectId: string, held: number, outcome: string | null) {
+    const latest = outcome === null ? 'Its latest decision is not judged yet, and is judged as recorded.' : `Its latest decision was refused (${outcome}).`;
+    super(
+      'too_many_decisions',
+      `Effect ${effectId} holds ${held} decisions already, as many as one effect takes (each stays on its receipt), so this one was not recorded: nothing was written. ${latest} To decide it again (once what refused it has changed: the cap raised, the facts moved), send it under a new request id, which starts a new effect; GET /v1/effects/${effectId} (or \`interlock effect show ${effectId}\`) shows each decision and why it was refused.`,
+    );
+    this.effectId = effectId;
+  }
 }
 
 /**
@@ -212,8 +241,9 @@ export function createRecorder(deps: RecorderDeps) {
   const conflict = (partition: string, effectId: string, proposal: Proposal, reason: string, facts: EffectFacts): Promise<Recorded> => refuseConflict(deps, partition, effectId, proposal, reason, facts);
 
   /**
-   * Validates, binds and records a proposal; throws ProposalError for bad input, and too_many_proposals for a new
-   * decision on an effect that holds MAX_PROPOSALS unjudged already (nothing written either way). With `refuse`,
+   * Validates, binds and records a proposal; throws ProposalError for bad input, too_many_proposals for a new
+   * decision on an effect that holds MAX_PROPOSALS unjudged already, and too_many_decisions for one on an effect that
+   * holds MAX_DECISIONS in all (nothing written in any of these). With `refuse`,
    * the proposal is recorded already refused (PROPOSED and REFUSED:lease in one append, so it never stands
    * unjudged): a decision that left its approval (MODEL_DEVIATED) is kept on a receipt a person can act on, and no
    * job or retry can send it. With `firstOnly`, nothing is appended once the effect holds any proposal (answered
@@ -239,14 +269,21 @@ export function createRecorder(deps: RecorderDeps) {
       if (outbox) journal.unindex(effectId, token);
       throw new TooManyProposals(effectId, recorded.held);
     }
+    if (recorded.status === 'spent') {
+      if (outbox) journal.unindex(effectId, token);
+      throw new TooManyDecisions(effectId, recorded.held, recorded.outcome);
+    }
     if (!outbox) return recorded;
     if (recorded.status === 'recorded' || (recorded.status === 'exists' && recorded.outcome === null)) return { ...recorded, outbox: token };
     journal.unindex(effectId, token);
     return recorded;
   };
 
-  /** `full`: the effect holds MAX_PROPOSALS unjudged already (`held` of them), and this one, a new decision, was not written. */
-  async function recordBound(proposal: Proposal, effect: Effect, facts: EffectFacts, effectId: string, options: RecordOptions): Promise<Recorded | { status: 'full'; held: number }> {
+  /**
+   * `full`: the effect holds MAX_PROPOSALS unjudged already (`held` of them), and this one, a new decision, was not
+   * written; `spent`: it holds MAX_DECISIONS in all (`held`), its latest answered `outcome` (null while unjudged).
+   */
+  async function recordBound(proposal: Proposal, effect: Effect, facts: EffectFacts, effectId: string, options: RecordOptions): Promise<Recorded | { status: 'full'; held: number } | { status: 'spent'; held: number; outcome: string | null }> {
     const hash = payloadHash(proposal.effect);
     for (let attempt = 0; attempt < 8; attempt += 1) {
       const [{ state }, entries] = await Promise.all([journal.readState(facts.subject, effectId), journal.entries(facts.subject, effectId)]);
@@ -262,6 +299,7 @@ export function createRecorder(deps: RecorderDeps) {
       // Read on the chain the append below is placed on: a proposal written meanwhile moves its head, and this is read again.
       const held = unjudgedProposals(entries);
       if (held >= MAX_PROPOSALS) return { status: 'full', held };
+      if (proposals >= MAX_DECISIONS) return { status: 'spent', held: proposals, outcome: currentOutcome(entries) };
       const head = entries.at(-1)?.hash ?? state.head;
       const drafts: AnyDraft[] = [proposedDraft(proposal)];
       const { refuse } = options;

@@ -649,14 +649,27 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
 
     /**
      * Settles where the reconciler finds an effect settled after a send (committed, or refused, or AMBIGUOUS: a send
-     * went out, and what Stripe did with it may still show later): `boundAt` is when the caller's own binding put it
-     * in the effects-by-time index (undefined when the caller did not make the binding). A settle within
-     * RECENT_COMMIT_MS of it is found there; any other goes on the watch list (carried like unindex).
+     * went out, and what Stripe did with it may still show later): `boundAt` is when the binding put it in the
+     * effects-by-time index, or a time before that (boundBefore, for a caller that did not make the binding); undefined
+     * when not known. A settle within RECENT_COMMIT_MS of it is found there; any other goes on the watch list (carried
+     * like unindex).
      */
     settledAfterSend(effectId: string, settledAt: number, boundAt: number | undefined, flushMs = 50): void {
       if (boundAt !== undefined && settledAt - boundAt <= RECENT_COMMIT_MS) return;
       watching.push(effectId, String(settledAt));
       scheduleUpkeep(flushMs);
+    },
+
+    /**
+     * A `boundAt` for settledAfterSend from the time the effect's first PROPOSED was sealed (`proposedAt`), for a
+     * submit that did not make the binding: every producer binds right before it records, and a seal's time is at most
+     * maxSkewMs behind Redis time and 1 s ahead of it (lib.lua check_place_of). So this is no later than the binding
+     * when the binding came within maxSkewMs before that PROPOSED was written (a settle it leaves off the watch list is
+     * found through the index); it can be later only under a binding whose maker failed before recording, recorded by
+     * a retry more than that after.
+     */
+    boundBefore(proposedAt: number): number {
+      return proposedAt - maxSkewMs - 1_000;
     },
 
     /**

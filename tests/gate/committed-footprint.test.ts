@@ -1,13 +1,15 @@
-// What a committed effect leaves in Redis (issue 8 §1, Redis memory per effect). Its state keeps only what later
+// Rule: what a committed effect leaves in Redis (issue 8 §1, Redis memory per effect). Its state keeps only what later
 // steps read. And where the reconciler finds it: a commit soon after the binding that put its effect in the
-// effects-by-time index is found through that index and costs the watch list nothing; any other commit (by
-// recovery, or under a binding an earlier submit made) goes on the watch list. Either way the reconciler's list of
+// effects-by-time index is found through that index and costs the watch list nothing, whichever submit made the
+// binding (the service's own path: the API binds and records, the effects worker sends, taking the binding's time
+// from the first PROPOSED); any other commit (by recovery, or under a binding made before its effect's first PROPOSED
+// by a caller that failed before recording) goes on the watch list. Either way the reconciler's list of
 // effects settled after a send since a time holds it (committed, or refused by the target, or AMBIGUOUS: a late
 // landing of those is what a missed webhook leaves unrecorded), and holds nothing that was never sent. Reading the
 // list with a short window never drops what a longer one needs.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { watchedEffects, type WatchPosition } from '../../src/interlock.js';
+import { createProposalRecorder, effectIdFor, watchedEffects, type WatchPosition } from '../../src/interlock.js';
 import { RECENT_COMMIT_MS } from '../../src/redis/journal.js';
 import { refundProposal, type TestNode, type World } from '../support/harness.js';
 import { crashedBeforeSend, gateWorld, grant } from './gate-support.js';
@@ -83,6 +85,41 @@ describe('the reconciler’s list of committed effects', () => {
     expect((await watchedEffects(node.stores, now - 60_000, 0)).effectIds).toEqual([]);
   });
 
+  it('a commit by a submit that did not bind, soon after the producer bound and recorded it, stays off the watch list and is listed', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node, { maxUses: 10 });
+    const record = createProposalRecorder(node.stores);
+    // The API's part: bind and record, the PROPOSED beginning the chain. Then the effects worker's: send what is recorded,
+    // once guessing the chain from the job's copy of that PROPOSED (its first run), once reading it.
+    const guessed = refundProposal({ approval: id, amount: 100 });
+    const first = await record(guessed);
+    expect(first).toMatchObject({ status: 'recorded', onlyEntry: expect.objectContaining({ hash: expect.any(String) }) });
+    const read = refundProposal({ approval: id, amount: 100 });
+    expect(await record(read)).toMatchObject({ status: 'recorded' });
+    const answers = [
+      (await node.gate.submitLatest(first.effectId, guessed, first.status === 'recorded' ? first.onlyEntry : null)).answer,
+      (await node.gate.submitLatest(effectIdFor({ requestId: read.requestId, effect: read.effect }), read)).answer,
+    ];
+    expect(answers.map((answer) => answer.outcome)).toEqual(['COMMITTED', 'COMMITTED']);
+    expect(await watchList(node)).toEqual([]);
+    const now = await node.journal.serverTime();
+    expect(new Set((await watchedEffects(node.stores, now - 60_000)).effectIds)).toEqual(new Set(answers.map((answer) => answer.effectId)));
+  });
+
+  it('a commit whose first PROPOSED came under a binding made before it by another caller goes on the watch list', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node);
+    const proposal = refundProposal({ approval: id });
+    const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
+    // A producer that bound, then failed before recording: when it bound is not known to the submit that records.
+    const bound = await node.journal.bind(effectId, 'payment:pi_1');
+    if (bound.status !== 'OTHER_SUBJECT') node.journal.unindex(effectId, bound.token);
+    expect((await node.gate.submit(proposal)).outcome).toBe('COMMITTED');
+    expect(await watchList(node)).toEqual([effectId]);
+  });
+
   it('a commit by recovery goes on the watch list, so it is listed however long ago its effect was bound', async () => {
     world = await gateWorld();
     const { b, effectId } = await crashedBeforeSend(world);
@@ -130,11 +167,14 @@ describe('the reconciler’s list of committed effects', () => {
     world = await gateWorld();
     const node = await world.node('a');
     const now = await node.journal.serverTime();
-    const [soon, late, unbound] = ['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64)] as const;
+    const [soon, late, unbound, proposedLongAgo] = ['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64), 'e'.repeat(64)] as const;
     node.journal.settledAfterSend(soon, now, now - RECENT_COMMIT_MS);
     node.journal.settledAfterSend(late, now, now - RECENT_COMMIT_MS - 1);
     node.journal.settledAfterSend(unbound, now, undefined);
-    expect((await watchList(node)).sort()).toEqual([late, unbound]);
+    // Bound by another submit, its first PROPOSED sealed RECENT_COMMIT_MS before the settle (a re-decision committed
+    // long after the first decision was refused): watched.
+    node.journal.settledAfterSend(proposedLongAgo, now, node.journal.boundBefore(now - RECENT_COMMIT_MS));
+    expect((await watchList(node)).sort()).toEqual([late, unbound, proposedLongAgo]);
   });
 
   it('lists effects refused by the target after their send too, and never those refused before any send', async () => {

@@ -181,6 +181,11 @@ export function readRegularFile(path: string, maxBytes: number, what: string): s
  * throws fileTooLarge once it is found longer, without being read whole.
  */
 export function readAtMost(fd: number, size: number, maxBytes: number, what: string): string {
+  return bytesAtMost(fd, size, maxBytes, what).toString('utf8');
+}
+
+/** readAtMost's bytes, undecoded: for a reader that must refuse bytes that are not UTF-8 rather than read them as U+FFFD. */
+export function bytesAtMost(fd: number, size: number, maxBytes: number, what: string): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   let chunk = Buffer.allocUnsafe(Math.min(Math.max(size + 1, 64 * 1024), maxBytes + 1));
@@ -193,5 +198,5 @@ export function readAtMost(fd: number, size: number, maxBytes: number, what: str
     if (read === chunk.length) chunk = Buffer.allocUnsafe(Math.min(chunk.length * 2, maxBytes + 1 - total));
     else chunk = chunk.subarray(read);
   }
-  return Buffer.concat(chunks, total).toString('utf8');
+  return Buffer.concat(chunks, total);
 }

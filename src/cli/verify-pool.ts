@@ -2,13 +2,14 @@
 // pure CPU, so the files are spread over worker threads, each reading and verifying its share with the same public
 // keys and handing back, through a pipe in shared memory, only what the command prints: one status and one JSON line
 // per file (a whole Verification copied between threads per file cost about as much as verifying it).
+import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import type { Verification } from '../core/verify.js';
-import { fileTooLarge, openRegularFile, readAtMost } from '../files.js';
+import { bytesAtMost, fileTooLarge, openRegularFile } from '../files.js';
 import { pathMeaning } from './path-problems.js';
 
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
@@ -35,6 +36,36 @@ function tooLarge(bytes: number): Error {
   return fileTooLarge(bytes, MAX_RECEIPT_BYTES, 'a receipt file');
 }
 
+/**
+ * Where `bytes`, which are not UTF-8, first stop being it: the offset of the first bad byte. Node's lenient decoding
+ * writes U+FFFD for each bad sequence and decodes everything before the first exactly, so the first U+FFFD whose bytes
+ * are not EF BF BD (U+FFFD written in UTF-8) is where that sequence starts.
+ */
+function firstByteNotUtf8(bytes: Buffer): number {
+  const text = bytes.toString('utf8');
+  let offset = 0;
+  let from = 0;
+  for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', at + 1)) {
+    offset += Buffer.byteLength(text.slice(from, at));
+    if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return offset;
+    offset += 3;
+    from = at + 1;
+  }
+  return bytes.length;
+}
+
+/**
+ * `bytes` as text, when they are UTF-8. Decoding other bytes leniently turns each bad one into U+FFFD, so a file whose
+ * bytes C0 80 stood where the signed text held U+FFFD verified as what was signed while other readers see something
+ * else: such a file is refused, saying where. A byte order mark is kept, as it always was (receipt-text.ts passes over it).
+ */
+function utf8Text(bytes: Buffer): string {
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  const at = firstByteNotUtf8(bytes);
+  const shown = [...bytes.subarray(at, at + 4)].map((byte) => byte.toString(16).toUpperCase().padStart(2, '0')).join(' ');
+  throw new Error(`it is not UTF-8 text: the bytes from offset ${at} (${shown}) do not read as UTF-8, and a receipt as exported is UTF-8 throughout, so this file was edited or re-encoded since; export the receipt again`);
+}
+
 /** Standard input, up to the cap: a pipe has no size to check first, so it is read until it passes the cap. */
 function readStandardInput(): string {
   const stats = fstatSync(0);
@@ -49,7 +80,7 @@ function readStandardInput(): string {
     if (total > MAX_RECEIPT_BYTES) throw tooLarge(total);
     chunks.push(chunk.subarray(0, read));
   }
-  return Buffer.concat(chunks, total).toString('utf8');
+  return utf8Text(Buffer.concat(chunks, total));
 }
 
 // Receipt files are read into one buffer per thread when they fit (a receipt of 204 entries is ~170 KB): one read
@@ -61,7 +92,7 @@ let readBuffer: Buffer | null = null;
 /**
  * A receipt's text from a file, or standard input for `-`. Only a regular file of at most MAX_RECEIPT_BYTES is read:
  * it is opened without waiting (a FIFO would otherwise block the open, then the read, for ever) and checked on the
- * open descriptor, so what is read is what was checked. Anything else throws, saying why.
+ * open descriptor, so what is read is what was checked. Anything else, and bytes that are not UTF-8, throws, saying why.
  */
 export function readReceiptText(file: string): string {
   if (file === '-') return readStandardInput();
@@ -72,9 +103,9 @@ export function readReceiptText(file: string): string {
       // One byte more than the size asked for: a file that grew since it was checked reads past it, and is read below,
       // up to the cap.
       const read = readSync(fd, readBuffer, 0, size + 1, 0);
-      if (read <= size) return readBuffer.toString('utf8', 0, read);
+      if (read <= size) return utf8Text(readBuffer.subarray(0, read));
     }
-    return readAtMost(fd, size, MAX_RECEIPT_BYTES, 'a receipt file');
+    return utf8Text(bytesAtMost(fd, size, MAX_RECEIPT_BYTES, 'a receipt file'));
   } finally {
     closeSync(fd);
   }

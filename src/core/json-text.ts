@@ -20,7 +20,7 @@ type Level = { names: Set<string> | null; expectName: boolean; at: string | numb
  * Where the JSON string opening at `open` in `text` ends: its closing quote, the first one not escaped; the end of
  * the text when none is left (text that is not the JSON its parser read must still end the scans, never restart them).
  */
-function closingQuote(text: string, open: number): number {
+export function closingQuote(text: string, open: number): number {
   let end = text.indexOf('"', open + 1);
   for (;;) {
     if (end === -1) return text.length;

@@ -56,7 +56,7 @@ export { parseProposal, ProposalError, type Proposal } from './core/proposal.js'
 export { parseEffect, describeEffect, kindOfSubject, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
 // The rules the support API's request schemas are built from, so a body and the proposal it becomes agree.
 export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core/effects.js';
-export { identifier, freeText, personName, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
+export { firstByteNotUtf8, identifier, freeText, personName, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
 export { APPROVAL_ID, newApprovalIdProblem, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedRequestProblem } from './core/proposal.js';
 export { SUBJECT as APPROVAL_SCOPE, GRANT_LIMITS, approvalRoom, type SubjectCap } from './core/approval.js';
 export { zodFieldProblems } from './core/errors.js';

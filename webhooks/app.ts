@@ -10,7 +10,7 @@
 // on the way is an error from the registry (api/errors.ts).
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { limitedErrorLog, membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
+import { firstByteNotUtf8, limitedErrorLog, membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
 import { requestLog } from './request-log.js';
 import { approvalsRoutes } from './api/approvals-routes.js';
@@ -50,11 +50,14 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 /** A Content-Type's charset parameter (quoted or not). */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
-/** Only JSON bodies: a body of another type is refused before it is read; an empty body reads as none. */
 /** The body's text as the JSON parser read it, kept for the check that no member is named twice. */
 const BODY_TEXT = Symbol('body text');
 type WithBodyText = { [BODY_TEXT]?: string };
 
+/** Refuses bytes that are not UTF-8 (a lenient decoder writes U+FFFD for them); drops a leading BOM, as the parser does. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Only JSON bodies: a body of another type is refused before it is read; an empty body reads as none. */
 function jsonBody(limitBytes: number): RequestHandler[] {
   const parse = express.json({
     limit: limitBytes,
@@ -64,7 +67,18 @@ function jsonBody(limitBytes: number): RequestHandler[] {
       // The charset the parser decodes with, read its own way: onlyJson's reading of the header can be fooled (a
       // quoted parameter that holds ";charset=utf-8"), and the duplicate check below must read the text that is parsed.
       if (encoding !== 'utf-8' && encoding !== 'utf8') throw Object.assign(new Error(`charset ${encoding}`), { type: 'charset.unsupported' });
-      (req as WithBodyText)[BODY_TEXT] = buffer.toString('utf8');
+      // Decoded strictly: the parser would read a byte that is not UTF-8 (a Latin-1 "é") as U+FFFD and the text
+      // recorded would not be the one sent, and two request_ids differing only in such bytes would read as one.
+      let text: string;
+      try {
+        text = UTF8.decode(buffer);
+      } catch {
+        const offset = firstByteNotUtf8(buffer);
+        const byte = buffer[offset];
+        const where = byte === undefined ? 'it ends inside a character' : `byte ${offset} (0x${byte.toString(16).toUpperCase().padStart(2, '0')}) is not part of a UTF-8 character`;
+        throw apiError('invalid_request', `The body is not UTF-8 (${where}), so nothing was recorded. JSON is sent in UTF-8 (RFC 8259 §8.1): encode the body as UTF-8 (a Latin-1 "é", E9, is C3 A9 in UTF-8), or write each character outside ASCII as a \\u escape (\\u00e9).`);
+      }
+      (req as WithBodyText)[BODY_TEXT] = text;
     },
   });
   // `{"amount": 100, "amount": 4900}`: JSON.parse keeps the last value and other readers the first, so a tool that

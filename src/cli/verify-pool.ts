@@ -7,6 +7,7 @@ import { closeSync, fstatSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
+import { firstByteNotUtf8 } from '../core/text.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import type { Verification } from '../core/verify.js';
 import { bytesAtMost, fileTooLarge, openRegularFile } from '../files.js';
@@ -34,24 +35,6 @@ export const MAX_RECEIPT_BYTES = 32 * 1024 * 1024;
 
 function tooLarge(bytes: number): Error {
   return fileTooLarge(bytes, MAX_RECEIPT_BYTES, 'a receipt file');
-}
-
-/**
- * Where `bytes`, which are not UTF-8, first stop being it: the offset of the first bad byte. Node's lenient decoding
- * writes U+FFFD for each bad sequence and decodes everything before the first exactly, so the first U+FFFD whose bytes
- * are not EF BF BD (U+FFFD written in UTF-8) is where that sequence starts.
- */
-function firstByteNotUtf8(bytes: Buffer): number {
-  const text = bytes.toString('utf8');
-  let offset = 0;
-  let from = 0;
-  for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', at + 1)) {
-    offset += Buffer.byteLength(text.slice(from, at));
-    if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return offset;
-    offset += 3;
-    from = at + 1;
-  }
-  return bytes.length;
 }
 
 /**

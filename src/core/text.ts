@@ -380,3 +380,23 @@ export function personName(max: number) {
     if (problem !== null) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
   });
 }
+
+/**
+ * The offset of the first byte of `bytes` that is not part of a UTF-8 character (bytes.length when all are), for
+ * bytes a strict decoder refused, to say where. Read from the lenient decoding, which writes U+FFFD for each bad
+ * sequence and decodes everything before the first exactly: every U+FFFD before that byte is one the bytes spelled
+ * out (EF BF BD). A body, form or receipt file that is not UTF-8 is refused, never read leniently: the text recorded or
+ * verified would not be the one sent, and bytes that differ would read as one text.
+ */
+export function firstByteNotUtf8(bytes: Buffer): number {
+  const lenient = bytes.toString('utf8');
+  let offset = 0;
+  let from = 0;
+  for (let at = lenient.indexOf('\ufffd'); at !== -1; at = lenient.indexOf('\ufffd', at + 1)) {
+    offset += Buffer.byteLength(lenient.slice(from, at));
+    if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return offset;
+    offset += 3;
+    from = at + 1;
+  }
+  return bytes.length;
+}

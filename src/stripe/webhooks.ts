@@ -1,11 +1,13 @@
 // The Stripe-Signature check of the webhook route (issue 10 §1), through the official SDK: the raw body against
 // each of the endpoint's secrets (several while one is rotated), with Stripe's timestamp tolerance. The answer is
 // a verdict, never an exception: the route turns a failed one into a 400 that says what was wrong.
+import { isUtf8 } from 'node:buffer';
 import type Stripe from 'stripe';
 import { stripeSdk } from './sdk.js';
 import type { StripeEvent, WebhookVerdict } from '../core/post-send.js';
 import { InterlockError } from '../core/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/json.js';
+import { firstByteNotUtf8 } from '../core/text.js';
 import { listAll, readBudget, readCall } from './calls.js';
 import type { StripeClient } from './client.js';
 
@@ -112,6 +114,10 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     if (Math.abs(at - timestamp) > tolerance) {
       return { ok: false, reason: 'stale_timestamp', message: `The signature's timestamp is ${Math.abs(at - timestamp)} s away from now (at most ${tolerance} s): a replay, or a clock that is off.` };
     }
+    // The SDK decodes the body leniently before it checks the signature, so bytes that are not UTF-8 verify as the
+    // U+FFFD they read as. Stripe sends UTF-8 only: such a body, signed all the same, is no event of Stripe's, and what
+    // would be recorded from it is not what was sent.
+    if (!isUtf8(rawBody)) return { ok: false, reason: 'not_an_event', message: `The body is signed but is not UTF-8 (byte ${firstByteNotUtf8(rawBody)} is not part of a UTF-8 character), which no Stripe event is.` };
     const event = eventOf(verified);
     if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs an evt_… id, a type and data.object).' };
     // Stripe's objects nest a dozen levels at most. A deeper body parses, but cannot be written into a queue's job

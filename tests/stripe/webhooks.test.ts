@@ -70,6 +70,18 @@ describe('webhook signatures', () => {
     }
   });
 
+  // Rule: a signed body that is not UTF-8 is not_an_event: the SDK checks the signature over its lenient decoding (a
+  // Latin-1 é reads as U+FFFD), so it verifies, but Stripe sends only UTF-8 and what would be recorded is not what was sent.
+  it('refuses a signed body that is not UTF-8, naming the byte', () => {
+    const latin1 = Buffer.concat([Buffer.from(body.slice(0, -2)), Buffer.from(',"note":"caf\xe9"}}', 'latin1')]);
+    const verdict = verifier(latin1, signWebhookBody(latin1.toString('utf8'), NEW, NOW));
+    expect(verdict).toMatchObject({ ok: false, reason: 'not_an_event' });
+    expect(verdict.ok ? '' : verdict.message).toContain(`byte ${latin1.indexOf(0xe9)} is not part of a UTF-8 character`);
+    // The same event in UTF-8 is taken.
+    const utf8 = `${body.slice(0, -2)},"note":"café"}}`;
+    expect(verifier(Buffer.from(utf8), signWebhookBody(utf8, NEW, NOW))).toMatchObject({ ok: true });
+  });
+
   it('a thin event notification signed with a configured secret is not_an_event naming what it is, not a secret that matches nothing', () => {
     // From an event destination set to thin payloads: the signature matches, and the SDK refuses the payload after it.
     const thin = JSON.stringify({ id: 'evt_test_65R9Ijk8cMnR8GMQTB316JqNQ0U2SQ', object: 'v2.core.event', type: 'v1.billing.meter.error_report_triggered', created: '2026-01-01T00:00:00.000Z', related_object: { id: 'mtr_1', type: 'billing.meter', url: '/v1/billing/meters/mtr_1' } });

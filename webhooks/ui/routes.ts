@@ -111,6 +111,11 @@ function localPath(value: unknown): string {
   return typeof value === 'string' && /^\/ui(?:[/?][^\\\s]*)?$/.test(value) && !value.startsWith('//') ? value : UI_PATH;
 }
 
+/** A strict decoder: a byte that is not UTF-8 throws instead of reading as U+FFFD. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/** The `type` of the parser's error for a form whose bytes are not UTF-8 (its verify hook's). */
+const NOT_UTF8 = 'form.not.utf8';
+
 /**
  * A request the page could not read before any handler ran, in the page's words: the status the API answers it with
  * (asApiError), except a form with more fields than the page takes, which is too large (413) as its parser says.
@@ -120,6 +125,7 @@ function unreadable(error: unknown): { status: number; title: string; message: s
   const type = (error as { type?: unknown } | null)?.type;
   if (type === 'entity.too.large') return { status: 413, title: 'The form is too large', message: 'The form is larger than this page takes (64 KB), so it was not read. Shorten the note and send it again.' };
   if (type === 'parameters.too.many') return { status: 413, title: 'The form is too large', message: 'The form has more fields than this page’s forms send, so it was not read. Send the form from the page itself.' };
+  if (type === NOT_UTF8) return { status: 400, title: 'The form could not be read', message: 'The form is not UTF-8 (a byte, or a %-escape such as %E9, that is no part of a UTF-8 character, or a % that starts no escape), so it was not read. Send it from the page itself (a browser sends UTF-8); a script encodes each field as UTF-8, then %-escapes it (é is %C3%A9, % is %25).' };
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
     return { status: 415, title: 'The form could not be read', message: `The form was sent in a ${type === 'charset.unsupported' ? 'character set' : 'content encoding'} this page does not read, so it was not read. Send it from the page itself (a browser sends UTF-8).` };
   }
@@ -139,7 +145,22 @@ export function uiRouter(deps: UiDeps): Router {
   const sectionsOf = (caller: Caller): UiSection[] => [...(may(caller, 'readEffects') ? [EFFECTS_SECTION] : []), ...(may(caller, 'readInbox') ? [INBOX_SECTION] : []), ...extraSections];
   const router = express.Router();
   // Room for the longest note the inbox forms take (2,000 characters, each up to 9 bytes once percent-encoded as UTF-8).
-  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 10 });
+  // Read as UTF-8 only when it is UTF-8 (a form in ISO-8859-1, said so by its charset, is read as such): the parser
+  // would read a byte that is not as U+FFFD, and keep a field whose %-escapes do not decode (caf%E9, or a bare % beside
+  // a good escape: caf%C3%A9 100%) undecoded, so a note would be recorded as other text than the one sent.
+  const form = express.urlencoded({
+    extended: false,
+    limit: '64kb',
+    parameterLimit: 10,
+    verify: (_req, _res, buffer, encoding) => {
+      if (encoding !== 'utf-8') return;
+      try {
+        for (const field of UTF8.decode(buffer).split('&')) decodeURIComponent(field);
+      } catch {
+        throw Object.assign(new Error('form not UTF-8'), { type: NOT_UTF8 });
+      }
+    },
+  });
   const sessions = createPageSessions({ tokens, secret: randomBytes(32), now: () => Date.now(), nonce: () => randomBytes(16).toString('base64url') });
   // With the API's rate limit turned off (INTERLOCK_API_RATE_LIMIT=0), so is this one.
   const failures = deps.failures !== undefined ? deps.failures : deps.limiter ? createFailedSignIns(FAILED_SIGN_INS, () => Date.now()) : null;

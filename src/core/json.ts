@@ -39,6 +39,11 @@ export function hasLoneSurrogate(text: string): boolean {
   return ANY_SURROGATE.test(text) && LONE_SURROGATE.test(text);
 }
 
+/** `text` with each lone surrogate as U+FFFD, as a UTF-8 encoder writes it, so it has a canonical form; the rest kept. */
+export function wellFormed(text: string): string {
+  return hasLoneSurrogate(text) ? text.replace(/\p{Surrogate}/gu, '\ufffd') : text;
+}
+
 type Visit = { path: string; depth: number; ancestors: object[] };
 
 function check(value: unknown, at: Visit): Json {

@@ -8,7 +8,7 @@
 // counts the characters of the JSON text it has produced so far, in the order JSON.stringify writes them, and stops
 // at the first one past `totalChars`. Every value read costs at least one character, so the number of values read
 // (and of getters and proxy traps run) is bounded by the same budget, whatever the shape of the input.
-import { hasLoneSurrogate, PLAIN_STRING, type Json, type JsonObject } from './json.js';
+import { hasLoneSurrogate, PLAIN_STRING, wellFormed, type Json, type JsonObject } from './json.js';
 
 export type QuoteLimits = { depth: number; stringChars: number; items: number; totalChars: number };
 
@@ -21,7 +21,7 @@ function quoteString(text: string, limits: QuoteLimits): string {
   // A lone surrogate becomes U+FFFD, as a UTF-8 encoder would write it; the rest of the text is kept.
   const cut = text.length > limits.stringChars;
   const kept = cut ? text.slice(0, limits.stringChars) : text;
-  const clean = hasLoneSurrogate(kept) ? kept.replace(/\p{Surrogate}/gu, '\ufffd') : kept;
+  const clean = wellFormed(kept);
   return cut ? `${clean}${CUT}` : clean;
 }
 

@@ -8,7 +8,7 @@ import { closesDispatch, committedEntry, dispatchedEffect, firstProposal, openDi
 import { currencyOfEffect } from '../core/effect-currency.js';
 import { incidentHold } from '../core/effects.js';
 import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
-import { sha256Hex, canonicalJson } from '../core/json.js';
+import { sha256Hex, canonicalJson, hasLoneSurrogate, wellFormed } from '../core/json.js';
 import { refusalLeftNothing } from '../core/outcomes.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
@@ -25,8 +25,16 @@ export type Applied = { effectId: string; appended: number; duplicates: number; 
 /** Passes at an effect's alerts while other facts keep coming for it; the worker that appended those redoes them too. */
 const ALERT_PASSES = 5;
 
-const str = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
+// What an event's object says is taken only in the forms a re-read from Stripe gives (without the re-read, library mode's
+// rereadBeforeAppend: false, it is what is recorded): a signed event may say anything its sender wrote, and a value with
+// no canonical form (a lone surrogate) would fail its facts job for good, its fact lost, once it was answered 200.
+/** A name (an id, a status, a currency): null unless it is a non-empty string with a canonical form, as if absent. */
+const str = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 && !hasLoneSurrogate(value) ? value : null);
+/** Words a person reads (a refund's failure_reason, a dispute's reason), each lone surrogate as U+FFFD, as quote() writes it. */
+const words = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? wellFormed(value) : null);
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+/** An amount in minor units, as Stripe states one: a whole number from 0 up; null otherwise (-5, 1.5), as if absent. */
+const cents = (value: unknown): number | null => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null);
 const idOf = (value: unknown): string | null => str(value) ?? (typeof value === 'object' && value !== null ? str((value as { id?: unknown }).id) : null);
 
 function refundFromObject(object: Record<string, unknown>): RefundFact | null {
@@ -34,13 +42,13 @@ function refundFromObject(object: Record<string, unknown>): RefundFact | null {
   if (id === null || object.object !== 'refund') return null;
   const metadata = typeof object.metadata === 'object' && object.metadata !== null ? (object.metadata as Record<string, unknown>) : {};
   const currency = str(object.currency)?.toLowerCase();
-  return { id, status: str(object.status) ?? 'unknown', amount: num(object.amount) ?? 0, charge: idOf(object.charge), paymentIntent: idOf(object.payment_intent), failureReason: str(object.failure_reason), effectId: str(metadata.interlock_effect_id), created: num(object.created), ...(currency === undefined ? {} : { currency }) };
+  return { id, status: str(object.status) ?? 'unknown', amount: cents(object.amount) ?? 0, charge: idOf(object.charge), paymentIntent: idOf(object.payment_intent), failureReason: words(object.failure_reason), effectId: str(metadata.interlock_effect_id), created: num(object.created), ...(currency === undefined ? {} : { currency }) };
 }
 
 function disputeFromObject(object: Record<string, unknown>): DisputeFact | null {
   const id = str(object.id);
   if (id === null || object.object !== 'dispute') return null;
-  return { id, status: str(object.status) ?? 'unknown', amount: num(object.amount) ?? 0, charge: idOf(object.charge), paymentIntent: idOf(object.payment_intent), reason: str(object.reason), created: num(object.created) };
+  return { id, status: str(object.status) ?? 'unknown', amount: cents(object.amount) ?? 0, charge: idOf(object.charge), paymentIntent: idOf(object.payment_intent), reason: words(object.reason), created: num(object.created) };
 }
 
 type Observed = EntryFields['OBSERVED'];

@@ -4,14 +4,14 @@
 
 /** Names given twice reported at most: one is enough to refuse the text. */
 const MAX_REPORTED = 10;
-const QUOTE = 34;
+export const QUOTE = 34;
 const BACKSLASH = 92;
 const OPEN_OBJECT = 123;
 const CLOSE_OBJECT = 125;
 const OPEN_ARRAY = 91;
 const CLOSE_ARRAY = 93;
 const COMMA = 44;
-const COLON = 58;
+export const COLON = 58;
 
 /** An open object (its names so far, and whether a name comes next) or an open array (the index of its current element). */
 type Level = { names: Set<string> | null; expectName: boolean; at: string | number };

@@ -5,7 +5,7 @@
 // Likewise a number: JSON.parse rounds `"amount": 1999.99999999999999999` (or `2e3`) to the 2000 that was signed, while
 // a reader that keeps every digit (Python's Decimal, jq 1.7+, a person) sees another amount. Every receipt this project
 // writes spells each number as the canonical form does (JSON.stringify), so any other spelling is refused, saying where.
-import { closingQuote, membersNamedTwice, namesSomeMemberTwice } from './json-text.js';
+import { closingQuote, COLON, membersNamedTwice, namesSomeMemberTwice, QUOTE } from './json-text.js';
 import { verify, type Verification, type VerifyOptions } from './verify.js';
 
 /**
@@ -17,11 +17,9 @@ export function duplicateMembers(text: string): string[] {
 
 /** Numbers spelled otherwise reported at most: one is enough to refuse the text. */
 const MAX_NUMBERS_REPORTED = 10;
-const QUOTE = 34;
 const MINUS = 45;
 const ZERO = 48;
 const NINE = 57;
-const COLON = 58;
 const NEWLINE = 10;
 /** Digits an integer may have and still be read exactly, whatever they are: 10^15 < 2^53. */
 const EXACT_DIGITS = 15;

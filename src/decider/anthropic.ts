@@ -335,9 +335,10 @@ function quoteCall(input: unknown): string {
 const AMOUNT_FIELD = /amount|cents|total|sum|price|value|money/i;
 /**
  * Text that reads as a figure (digits and punctuation, no words; its digits of any script, as readable writes them): a
- * field holding it may be an amount, whatever its name.
+ * field holding it may be an amount, whatever its name. Written so that it is read in one pass whatever its length: no
+ * letter anywhere (the lookahead), then a digit.
  */
-const FIGURE = /^[^\p{L}]*\d[^\p{L}]*$/u;
+const FIGURE = /^(?=[^\p{L}]*$)[^\p{L}\d]*\d/u;
 /** How deep, and how many values, a call's input is read for amounts; past that it is not read (and not trusted). */
 const AMOUNT_READ_DEPTH = 4;
 const AMOUNT_READ_VALUES = 200;
@@ -558,9 +559,41 @@ function inHundredths(currency: string | null): boolean {
 /** Where a money call's words stand, for a deviation to say: its own text field, or the prose beside it. */
 type CallWords = { where: string; text: string };
 
-/** A money call's words: its own text field (`own`), then what the model wrote beside the call (`said`). */
+/**
+ * How much of what the model wrote beside a money call (its prose, every turn's) is read for sums of money and ids
+ * (wordsOf): forty times a reason's room, far past what a model writes beside a decision. An answer may hold
+ * far more (answerBytesMax: 2 MB at INTERLOCK_MODEL_MAX_TOKENS=64000), and reading it all for money would hold up this
+ * process, which also sends money, for seconds; what is past it is not read, and proseUnread says so.
+ */
+const PROSE_READ_MAX_CHARS = 20_000;
+
+/**
+ * A money call's words: its own text field (`own`), then what the model wrote beside the call (`said`), the first
+ * PROSE_READ_MAX_CHARS of it.
+ */
 function wordsOf(own: CallWords, said: readonly string[]): CallWords[] {
-  return [own, ...said.map((text) => ({ where: 'what it wrote beside the call', text }))];
+  const words = [own];
+  let room = PROSE_READ_MAX_CHARS;
+  for (const text of said) {
+    if (room <= 0) break;
+    words.push({ where: 'what it wrote beside the call', text: headOf(text, room) });
+    room -= text.length;
+  }
+  return words;
+}
+
+/**
+ * A deviation when the model wrote more beside a money call than is read for money (PROSE_READ_MAX_CHARS), or none:
+ * the part not read may name another payment (askedBeyond) or the amount in other units (amountOfCall,
+ * refundSumsProblem), and nobody would be told. A person reads it instead; the amount is recorded as called.
+ */
+function proseUnread(name: keyof typeof MONEY_ACTION, asked: number, said: readonly string[], currency: string | null): string[] {
+  const written = said.reduce((total, text) => total + text.length, 0);
+  if (written <= PROSE_READ_MAX_CHARS) return [];
+  const called = `${asked} cents${currency === null ? '' : ` (${moneyText(asked, currency)})`}`;
+  return [
+    `the model wrote ${written} characters beside its ${name} call, more than the ${PROSE_READ_MAX_CHARS} read for sums of money and ids; the rest was not read, and may name another payment or the amount in other units; the ${called} it called for is recorded, and confirming this ${MONEY_ACTION[name]} sends no more; if what it wrote asks otherwise, dismiss this and decide the case again`,
+  ];
 }
 
 /**
@@ -888,13 +921,21 @@ function currenciesOfWords(written: string): readonly string[] {
   return country === undefined ? DOLLARS : [country];
 }
 
+/** The signs currencies are written with, as signOf found them: a figure's currency is read for each figure in a text. */
+const SIGNS = new Map<string, string>();
+
 /** The sign `currency` is written with (`$` for usd, cad and aud; `€`; `¥` for jpy and cny), or '' when none is known. */
 function signOf(currency: string): string {
+  const known = SIGNS.get(currency);
+  if (known !== undefined) return known;
+  let sign: string;
   try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency, currencyDisplay: 'narrowSymbol' }).formatToParts(0).find((part) => part.type === 'currency')?.value ?? '';
+    sign = new Intl.NumberFormat('en', { style: 'currency', currency, currencyDisplay: 'narrowSymbol' }).formatToParts(0).find((part) => part.type === 'currency')?.value ?? '';
   } catch {
-    return '';
+    sign = '';
   }
+  SIGNS.set(currency, sign);
+  return sign;
 }
 
 /** Whether a currency written beside a figure (FigureRead's `unit`: a sign, a code or a word for it) may be `currency`. */
@@ -977,13 +1018,20 @@ const CENTS_WORD = /^cents?$/i;
 const SMALL_NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
 const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
 const SCALES: Readonly<Record<string, number>> = { thousand: 1e3, million: 1e6, billion: 1e9 };
+/**
+ * Most number words in one sum written in words: the longest reading up to the billions ("nine hundred and ninety-nine
+ * billion nine hundred and ninety-nine million …") has 19, and a few more are read.
+ */
+const SPELLED_WORDS_MAX = 24;
 const NUMBER_WORD = String.raw`(?:${[...TENS, ...SMALL_NUMBERS, 'hundred', ...Object.keys(SCALES)].sort((a, b) => b.length - a.length).join('|')})(?!\p{L})`;
 /**
  * A sum written in words before a currency's code or name (`twenty dollars`, `five thousand yen`, `fifty USD`, `fifty
  * Canadian dollars`) or before cents (`fifty thousand cents`, `one cent`); not words after a figure (`5 thousand yen`
- * is a figure whose size is not read: MULTIPLIED).
+ * is a figure whose size is not read: MULTIPLIED). At most SPELLED_WORDS_MAX number words are read before the currency:
+ * an unbounded run would be read again from each of its words ("twenty twenty twenty …" with no currency after it),
+ * time growing with the square of its length while the process, which also sends money, waits.
  */
-const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD})*)[\s-]+(${CURRENCY_CODES}|(?:${DOLLAR_COUNTRY_WORDS}[\s-]+)?(?:${UNIT_WORDS})|cents?)(?!\p{L})`, 'giu');
+const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD}){0,${SPELLED_WORDS_MAX - 1}})[\s-]+(${CURRENCY_CODES}|(?:${DOLLAR_COUNTRY_WORDS}[\s-]+)?(?:${UNIT_WORDS})|cents?)(?!\p{L})`, 'giu');
 
 /** The number words in `phrase` (SPELLED_SUM) name, or null when they are not read. */
 function spelledNumber(phrase: string): number | null {
@@ -1245,7 +1293,7 @@ function explainedBy(asked: number, unknown: readonly SumRead[], named: readonly
  * "the $40.00 jar", "a partial refund of the $120.00 order").
  */
 const ASK_BEFORE =
-  /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?)(?:\s+(?:of(?!\s+the(?!\p{L}))|for(?!\s+the(?!\p{L}))|an?|the(?=[\s:="']*$|\s+(?:remaining|rest|full|whole|customer|additional|extra|other)(?!\p{L}))|another|additional|extra|further|more|back|remaining|rest|full|whole|customer|them|him|her|us|me)(?!\p{L}))*|(?<![\p{L}\p{N}])(?:\p{L}+_)*(?:amount|cents)(?:_\p{L}+)*["']?\s*[:=])[\s:="']*$/iu;
+  /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?)(?:\s+(?:of(?!\s+the(?!\p{L}))|for(?!\s+the(?!\p{L}))|an?|the(?=[\s:="']*$|\s+(?:remaining|rest|full|whole|customer|additional|extra|other)(?!\p{L}))|another|additional|extra|further|more|back|remaining|rest|full|whole|customer|them|him|her|us|me)(?!\p{L}))*|(?<![\p{L}\p{N}])(?:\p{L}+_){0,8}(?:amount|cents)(?:_\p{L}+){0,8}["']?\s*[:=])[\s:="']*$/iu;
 /**
  * The word right before a figure that tells it as a sum of something (TOLD_BEFORE): a determiner or a preposition
  * ("the $2,000 order", "a $40 jar", "50% of the $40.00 jar", "added to the $50.00 order"), a comparison with another
@@ -1333,7 +1381,9 @@ function askedBeyond(name: keyof typeof MONEY_ACTION, asked: number, own: CallWo
     const others = new Set(idsIn(text).filter((id) => destination.test(id) && !theCase.has(id)));
     for (const id of [...others].slice(0, IN_TEXT_READ_MAX)) named.push(`${id} in ${where}${inStory.has(id) ? ' (which the case story names too: an id the story names is no id of the case, since the story is where an injected ask arrives)' : ''}`);
   }
-  for (const read of figuresIn(own.text, currency) ?? []) {
+  // Every figure of its own words (a reason's or a description's few hundred characters): an ask after twenty told
+  // sums is still an ask.
+  for (const read of figuresIn(own.text, currency, Number.POSITIVE_INFINITY) ?? []) {
     const before = read.before.replace(UNITS_BEFORE, '');
     if (REPORTED_BEFORE.test(before)) continue;
     if (currency !== null && !read.centsWritten && read.unit !== null && !unitNames(read.unit, currency)) continue;
@@ -1378,7 +1428,7 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       // Its words must name the sum it refunds when they name money: a model counting in cents where the currency has
       // none (jpy) would refund a hundred times what they say.
       const otherSums = refundSumsProblem(asked, own, said, currency, known, amount.deviations === undefined ? null : asked * 100);
-      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums]), ...askedBeyond(call.name, asked, own, said, input, currency)];
+      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums]), ...askedBeyond(call.name, asked, own, said, input, currency), ...proseUnread(call.name, asked, said, currency)];
       return { action: 'refund', amountCents: asked, ...(deviations.length === 0 ? {} : { deviations }), reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
     }
     case 'issue_credit': {
@@ -1391,7 +1441,7 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       const amount = amountOfCall(call.name, asked, own, said, currency, []);
       // The line must not name another sum than the credit moves: the customer reads it beside the credit.
       const otherSums = otherSumsProblem(asked, description, currency, amount.deviations === undefined ? null : asked * 100);
-      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums]), ...askedBeyond(call.name, asked, own, said, input, currency)];
+      const deviations = [...(amount.deviations ?? []), ...(otherSums === null ? [] : [otherSums]), ...askedBeyond(call.name, asked, own, said, input, currency), ...proseUnread(call.name, asked, said, currency)];
       return { action: 'credit', amountCents: asked, ...(deviations.length === 0 ? {} : { deviations }), description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
     }
     case 'decline': {

@@ -21,6 +21,13 @@ export const DECIDER_DEFAULTS = {
 
 const count = wholeNumberSetting;
 
+/**
+ * The longest INTERLOCK_MODEL_TIMEOUT_MS honoured: Node's built-in fetch, which the SDK calls the Messages API with,
+ * gives up after 300 s without an answer's headers (its headersTimeout) or between two chunks of its body (bodyTimeout),
+ * whatever the SDK's own timeout.
+ */
+const MODEL_TIMEOUT_MAX_MS = 300_000;
+
 export const deciderEnvSchema = z.object({
   // One key, as the console shows it: a key pasted with a line break or a comment after it would only fail inside
   // the SDK, with the key in the error's text.
@@ -35,7 +42,7 @@ export const deciderEnvSchema = z.object({
     .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), 'must not hold a user name or password (user:pass@): requests to it would be refused and the URL is quoted in errors; give the key in ANTHROPIC_API_KEY')
     .optional(),
   INTERLOCK_MODEL_MAX_TOKENS: count(16, 64_000).default(DECIDER_DEFAULTS.maxTokens),
-  INTERLOCK_MODEL_TIMEOUT_MS: count(1, 600_000).default(DECIDER_DEFAULTS.timeoutMs),
+  INTERLOCK_MODEL_TIMEOUT_MS: count(1, MODEL_TIMEOUT_MAX_MS, undefined, `must be at most ${MODEL_TIMEOUT_MAX_MS}: the SDK calls the Messages API through Node's built-in fetch, which gives up on its own after 300 s without an answer's headers or between two parts of its body, so a longer timeout would not be honoured`).default(DECIDER_DEFAULTS.timeoutMs),
   INTERLOCK_MODEL_MAX_RETRIES: count(0, 10).default(DECIDER_DEFAULTS.maxRetries),
   // A refund or credit counts only after the model read the facts (anthropic.ts): a lookup turn, then a decision turn.
   INTERLOCK_MODEL_MAX_TURNS: count(2, 16, 'must be at least 2: the model reads the facts in one turn and decides in the next (a refund or credit decided before reading them is not taken)').default(DECIDER_DEFAULTS.maxTurns),

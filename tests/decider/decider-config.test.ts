@@ -30,6 +30,15 @@ describe('loadDeciderConfig', () => {
     for (const name of ['ANTHROPIC_BASE_URL', 'INTERLOCK_MODEL_MAX_RETRIES', 'INTERLOCK_MODEL_TIMEOUT_MS', 'INTERLOCK_MODEL:']) expect(message).toContain(name);
   });
 
+  // Rule: INTERLOCK_MODEL_TIMEOUT_MS is honoured as set, so it is at most 300000: the SDK calls the Messages API through
+  // Node's built-in fetch, which gives up on its own after 300 s without an answer's headers or between two parts of
+  // its body; a longer setting would fail at 300 s saying the answer did not come within the longer one.
+  it('refuses INTERLOCK_MODEL_TIMEOUT_MS over 300000, saying Node\'s fetch gives up after 300 s; takes 300000', () => {
+    expect(() => loadDeciderConfig({ INTERLOCK_MODEL_TIMEOUT_MS: '300001' })).toThrow(/INTERLOCK_MODEL_TIMEOUT_MS: must be at most 300000: .*fetch, which gives up on its own after 300 s/);
+    expect(() => loadDeciderConfig({ INTERLOCK_MODEL_TIMEOUT_MS: '600000' })).toThrow(/INTERLOCK_MODEL_TIMEOUT_MS: must be at most 300000/);
+    expect(loadDeciderConfig({ INTERLOCK_MODEL_TIMEOUT_MS: '300000' }).timeoutMs).toBe(300_000);
+  });
+
   // Rule: a refund or credit counts only after the facts were read (one turn), then decided (the next): one turn could
   // never decide money, and every case would fail blaming the model.
   it('refuses INTERLOCK_MODEL_MAX_TURNS=1, saying a decision takes a lookup turn and a deciding turn', () => {

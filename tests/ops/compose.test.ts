@@ -266,14 +266,16 @@ describe('docker-compose.yml', () => {
     await until(async () => (await answers(`http://127.0.0.1:${apiPort}/readyz`)) === 200, 'the api ready', api.output);
     const worker = run(services.worker?.command ?? [], envOf(services.worker ?? {}));
     await until(() => /interlock serving/.test(worker.output()), 'the worker serving', worker.output);
-    // Each healthcheck as the file states it (node -e with its URL; the api's port is this run's) passes: the worker's
-    // asks its metrics listener, the only address a process without the api role has.
-    for (const name of ['api', 'worker'] as const) {
+    // Each healthcheck as the file states it (node -e with its URL; the api's and the sandbox's ports are this run's)
+    // passes: the worker's asks its metrics listener, the only address a process without the api role has; the
+    // sandbox's asks its health route and wants a 2xx (a 404 from a route it does not serve is no health).
+    for (const name of ['api', 'worker', 'sandbox'] as const) {
       const test = services[name]?.healthcheck?.test ?? [];
       expect(test.slice(0, 3), `${name}'s healthcheck`).toEqual(['CMD', 'node', '-e']);
-      const probe = (test[3] ?? '').replace('127.0.0.1:3000', `127.0.0.1:${apiPort}`);
+      const probe = (test[3] ?? '').replace('127.0.0.1:3000', `127.0.0.1:${apiPort}`).replace('127.0.0.1:12111', `127.0.0.1:${sandboxPort}`);
+      if (name === 'sandbox') expect(probe).toContain('r.ok');
       const passes = async () => new Promise<boolean>((resolve) => spawn(process.execPath, ['-e', probe], { stdio: 'ignore' }).on('exit', (code) => resolve(code === 0)));
-      await until(passes, `the ${name}'s healthcheck passing`, name === 'api' ? api.output : worker.output);
+      await until(passes, `the ${name}'s healthcheck passing`, name === 'api' ? api.output : name === 'worker' ? worker.output : sandbox.output);
     }
     // The api's `stripe listen` line is the sandbox's (it was test mode's: forwarded events signed with another secret),
     // and the steps to try are the README's compose steps, not ones naming an address only this network knows.

@@ -516,6 +516,11 @@ const TURN_POLL_MS = 1_000;
 function samePlace(a: WatchPosition | null, b: WatchPosition | null): boolean {
   return a === null || b === null ? a === b : a.list === b.list && a.score === b.score && a.member === b.member;
 }
+/** Whether `place` comes at or before `position` in the passes' sequence: the watch list's, then the bound list's. */
+function atOrBefore(place: WatchPosition, position: WatchPosition): boolean {
+  if (place.list !== position.list) return place.list === 'watch';
+  return place.score !== position.score ? place.score < position.score : place.member <= position.member;
+}
 
 /** The longest Retry-After `interlock reconcile` waits out between passes; a longer one ends it (run it again later). */
 const LONGEST_RATE_LIMIT_WAIT_MS = 60_000;
@@ -542,7 +547,8 @@ function failureKind(error: unknown): 'rate-limited' | 'refused' | 'source' {
  * `stopping`, when given, ends the pass once it aborts (the process is stopping), without waiting for the re-read in
  * progress (`cutShort`): `next` is the last effect finished, so the next pass starts at the one it was reading.
  * `durability`, when given, is asked before each effect: its refusal (FactsDurability) fails the pass there.
- * `sourceFailed` names every effect whose re-read the source failed (not Stripe's definite no), however many.
+ * `sourceFailed` names every effect whose re-read the source failed (not Stripe's definite no), however many, with
+ * its place in the sequence.
  * Redis going away fails the pass, which then starts again where it did.
  */
 export async function reconcile(
@@ -550,11 +556,11 @@ export async function reconcile(
   facts: FactsApplier,
   since: number,
   options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean; stopping?: AbortSignal; durability?: FactsDurability } = {},
-): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null; cutShort?: boolean; sourceFailed: string[] }> {
+): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null; cutShort?: boolean; sourceFailed: { effectId: string; place: WatchPosition }[] }> {
   const after = options.after ?? null;
   const carried = options.failedInARow ?? 0;
   const { effectIds, positions, next } = await watchedWithPositions(stores, since, options.limit ?? 10_000, after);
-  const report: ReconcileReport & { sourceFailed: string[] } = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, sourceFailed: [] };
+  const report: ReconcileReport & { sourceFailed: { effectId: string; place: WatchPosition }[] } = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, sourceFailed: [] };
   // A negative count is the scheduler's mark that the pass before stopped here without finishing anything (none failed).
   let inARow = Math.max(0, carried);
   // The place of the last effect read (or refused by Stripe), every failure before it passed over: where a pass that
@@ -597,7 +603,8 @@ export async function reconcile(
         continue;
       }
       stores.logger.warn({ effectId, err: error }, 'reconciliation could not re-read an effect; it is read again when the passes come round');
-      report.sourceFailed.push(effectId);
+      const place = positions[index];
+      if (place !== undefined) report.sourceFailed.push({ effectId, place });
       inARow += 1;
       if (inARow >= FAILED_IN_A_ROW) {
         report.stopped = `the last ${inARow} re-reads failed (the last: ${message}); the source is failing, so the pass stopped and the next one takes them up again`;
@@ -801,18 +808,39 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
     const { window } = turn;
     if (window?.opened === true && window.lastEnded !== null && turn.now - window.lastEnded > options.intervalMs) stores.logger.info({ lastPassEnded: new Date(window.lastEnded).toISOString(), readsFrom: new Date(window.since).toISOString() }, 'no reconciliation pass ended for longer than the interval; the pass at start reads back to the horizon as of the last one, so the effects that left the horizon meanwhile are re-read too');
-    let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null; cutShort: boolean };
+    let ended: { report: ReconcileReport; slowDown: SlowDown | null; cutShort: boolean; readThrough: boolean; position: WatchPosition | null; failedInARow: number };
     try {
       // Never further back than the watch list is kept (keepWatchMs), nor less far than the horizon.
       const since = window === null ? turn.now - options.horizonMs : Math.max(turn.now - keepWatchMs, Math.min(window.since, turn.now - options.horizonMs));
-      const { next, failedInARow, slowDown, lastTried, cutShort, sourceFailed, ...report } = await reconcile(stores, facts, since, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
-      ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null, cutShort: cutShort === true };
-      // An effect of the window whose re-read the source failed may lie beyond the horizon, where no pass looks once
-      // the window closes: it goes on the watch list from now, so the passes read it again for a whole horizon, like
-      // any effect within it. Before the pass is recorded: a process that dies in between leaves the pass to redo.
-      if (window !== null && sourceFailed.length > 0) {
-        await watchAgain(stores, sourceFailed);
-        stores.logger.warn({ effectIds: sourceFailed.slice(0, FAILURES_LISTED), unread: sourceFailed.length, watchedUntil: new Date(turn.now + options.horizonMs).toISOString(), windowFrom: new Date(window.since).toISOString() }, "reconciliation could not re-read effects of the catch-up's window; they are watched again, so the passes re-read them until watchedUntil. If they are still logged unread then, run `npx interlock reconcile --since <window>` with a window reaching back to windowFrom");
+      const { next, failedInARow: trailing, slowDown, lastTried, cutShort, sourceFailed, ...report } = await reconcile(stores, facts, since, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
+      // Read through to the last effect: not stopped, not cut short, nothing left after it. That closes the catch-up
+      // window (its passes, whichever process ran them, have read all of it since it opened at its oldest effect).
+      const readThrough = cutShort !== true && report.stopped === null && next === null;
+      // A pass the source's failures stopped before it finished anything is marked (a failure count of -1): the next one
+      // takes the run up again (the source may be back). When that one stops there too without finishing anything, the
+      // run may fail whatever the source does (a payment too large to page within the read's time, say): the pass after
+      // goes on after the failures it stopped on, counted unread and read again when the passes come round. While the
+      // source is down each pass still stops after FAILED_IN_A_ROW reads, and every other one moves past them.
+      // A pass the stop cut short is none of those: the run it stopped in is as it found it.
+      const noProgress = cutShort !== true && report.stopped !== null && slowDown === null && kept.held() && samePlace(next, turn.cursor.position);
+      const stuck = noProgress && turn.cursor.failedInARow < 0;
+      const position = stuck && lastTried !== undefined && lastTried !== null ? lastTried : next;
+      const failedInARow = stuck ? 0 : noProgress ? -1 : trailing;
+      ended = { report, slowDown, cutShort: cutShort === true, readThrough, position, failedInARow };
+      // An effect of the window whose re-read the source failed, at a place beyond the horizon, is read by no pass once
+      // the window closes: once the passes have gone past it (all of them for a pass that read through; else those up
+      // to where the passes go on from, a run the pass before stopped on and this one passes over included), it goes on
+      // the watch list from now, so the passes read it again for a whole horizon. Not the failures still ahead (the next
+      // pass reads them), nor one found within the horizon. Put back, an effect is within the horizon where the watch
+      // list holds it, so no pass finds it there to put back again (one put back from the bound list goes behind where
+      // the passes go on from: the watch list comes first): it never stands again and again ahead of them, so a
+      // failing run never keeps them from the effects after it, nor the window from closing. Before the pass is
+      // recorded: a process that dies in between leaves the pass to redo.
+      const beyond = turn.now - options.horizonMs;
+      const watched = window === null ? [] : sourceFailed.filter(({ place }) => place.score < beyond && (readThrough || (position !== null && atOrBefore(place, position)))).map(({ effectId }) => effectId);
+      if (window !== null && watched.length > 0) {
+        await watchAgain(stores, watched);
+        stores.logger.warn({ effectIds: watched.slice(0, FAILURES_LISTED), unread: watched.length, watchedUntil: new Date(turn.now + options.horizonMs).toISOString(), windowFrom: new Date(window.since).toISOString() }, "reconciliation could not re-read effects of the catch-up's window beyond the horizon; they are watched again, so the passes re-read them until watchedUntil. If they are still logged unread then, run `npx interlock reconcile --since <window>` with a window reaching back to windowFrom");
       }
     } catch (error) {
       kept.stop();
@@ -820,21 +848,8 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       throw error;
     }
     kept.stop();
-    const { report, slowDown } = ended;
-    // Read through to the last effect: not stopped, not cut short, nothing left after it. That closes the catch-up
-    // window (its passes, whichever process ran them, have read all of it since it opened at its oldest effect).
-    const readThrough = !ended.cutShort && report.stopped === null && ended.next === null;
+    const { report, slowDown, readThrough, position, failedInARow } = ended;
     const holdMs = slowDown === null ? 0 : Math.min(LONGEST_RETRY_AFTER_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
-    // A pass the source's failures stopped before it finished anything is marked (a failure count of -1): the next one
-    // takes the run up again (the source may be back). When that one stops there too without finishing anything, the
-    // run may fail whatever the source does (a payment too large to page within the read's time, say): the pass after
-    // goes on after the failures it stopped on, counted unread and read again when the passes come round. While the
-    // source is down each pass still stops after FAILED_IN_A_ROW reads, and every other one moves past them.
-    // A pass the stop cut short is none of those: the run it stopped in is as it found it.
-    const noProgress = !ended.cutShort && report.stopped !== null && slowDown === null && kept.held() && samePlace(ended.next, turn.cursor.position);
-    const stuck = noProgress && turn.cursor.failedInARow < 0;
-    const position = stuck && ended.lastTried !== null ? ended.lastTried : ended.next;
-    const failedInARow = stuck ? 0 : noProgress ? -1 : ended.failedInARow;
     // A pass the stop cut short records where it got to, and gives the lease up, but neither that it began (a start of
     // 0) nor that it ended: another facts process's next pass on the schedule goes on from there, without waiting an
     // interval from this one, and the deployment's lag (interlock_reconciler_lag_seconds) still counts from the last

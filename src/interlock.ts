@@ -4,6 +4,7 @@
 // a process needs to send (durability check and monitor, heartbeat, send watchdog, the gate).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ConfigError, configProblems, liveKeyProblem, loadConfig, redisDatabaseOf, type Config } from './config.js';
 import { createCreditTarget, createFactsReader, createRefundTarget, createStripeClient, type StripeClient } from './stripe/index.js';
@@ -26,7 +27,8 @@ import { createFactsApplier, type FactsApplier, type StripeReader } from './fact
 import { createSendWatchdog, watchdogProblem, type SendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey, retiredKeysFileExposure, verifyingKeys } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
-import { createLogger, limitedErrorLog } from './log.js';
+import { createLogger, limitedErrorLog, logIntervalOver, REPEATED_ERROR_LOG_MS } from './log.js';
+import { hostClockWarning, watchHostClock } from './redis/clock.js';
 import { createCases, type Cases } from './redis/cases.js';
 import { alertIdOf, createAlerts, FACTS_RESOLVER, type Alert, type Alerts } from './redis/alerts.js';
 import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
@@ -46,7 +48,8 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 import { membersAfter } from './redis/newest-first.js';
 
 export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, dataDirOf, flagValue, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
-export { createLogger, exitOnCrash, limitedErrorLog } from './log.js';
+export { createLogger, exitOnCrash, limitedErrorLog, logIntervalOver, REPEATED_ERROR_LOG_MS } from './log.js';
+export { HOST_CLOCK_WARN_MS, hostClockOffset, hostClockWarning, hostClockWords, type HostClockOffset } from './redis/clock.js';
 export { createFileOnce, makeDirectory, readRegularFile, writeFileWhole, type WriteCall } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
 export { closeConnection, isRedisOutage, isRedisTimeout, RedisReplyLost, RedisTimeout, redisTurnedAway, withinRedisTimeout } from './redis/client.js';
@@ -323,8 +326,9 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   if (retiredExposure !== null) logger.warn({ retiredKeysFile: config.retiredPublicKeysFile, mode: retiredExposure.mode }, retiredExposure.message);
   const telemetry = config.otel ? await otelTelemetry() : undefined;
   const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });
-  // A lost connection surfaces as the commands that fail; the client's own error event is noted at most every 10 s.
-  let lastNoted = 0;
+  // A lost connection surfaces as the commands that fail; the client's own error event is noted at most every 10 s
+  // (monotonic, as limitedErrorLog's: a wall clock stepped back would hide the notes for as long as the step).
+  let lastNoted = -Infinity;
   // The last reason the connection failed: a command that then fails only says the client gave up retrying.
   let connectionError: string | null = null;
   redis.on('ready', () => {
@@ -335,9 +339,23 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     // A server that answered in another protocol (an HTTP server on the port) is the reason, whatever follows it: the
     // broken pipe or reset that its closing the connection causes next says less.
     if (connectionError === null || notRedisProtocol(connectionError) === null || notRedisProtocol(reason) !== null) connectionError = reason;
-    if (options.failFast || Date.now() - lastNoted < 10_000) return;
-    lastNoted = Date.now();
+    if (options.failFast) return;
+    const at = performance.now();
+    if (!logIntervalOver(at, lastNoted, REPEATED_ERROR_LOG_MS)) return;
+    lastNoted = at;
     logger.warn({ err: error }, 'Redis connection error; retrying');
+  });
+  // This host's wall clock, compared with Redis's at every reply that carries Redis's time: warned of, at most once a
+  // minute (monotonic), while it is off by more than HOST_CLOCK_WARN_MS (Stripe's webhook deliveries are checked
+  // against it).
+  const skewWarnedEveryMs = 60_000;
+  let lastSkewWarned = -Infinity;
+  const stopWatchingHostClock = watchHostClock((offset) => {
+    const warning = hostClockWarning(offset);
+    const at = performance.now();
+    if (warning === null || !logIntervalOver(at, lastSkewWarned, skewWarnedEveryMs)) return;
+    lastSkewWarned = at;
+    logger.warn({ hostClockOffsetSeconds: Math.round(offset.offsetMs / 1000) }, warning);
   });
   const keys = createKeys(config.keyPrefix);
   const signer = config.signingThread ? createThreadSigner(signingKey) : null;
@@ -354,6 +372,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   let closing: Promise<void> | null = null;
   let probeKey: string | null = null;
   async function closeStores(how: { withinMs?: number }): Promise<void> {
+    stopWatchingHostClock();
     // Upkeep only while Redis is up (see Sender.close): recovery drops the finished entries otherwise.
     if (redis.status === 'ready') await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
     await signer?.close();

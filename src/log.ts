@@ -1,5 +1,6 @@
 // Structured logs (pino) to stderr, so stdout stays free for command output. Every record is passed through
 // redactDeep, and error messages too, so no Stripe key, webhook secret or API token is ever written to a log.
+import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { redactDeep, redactSecrets } from './core/redact.js';
 
@@ -26,27 +27,40 @@ export function createLogger(level: string = process.env.INTERLOCK_LOG_LEVEL ?? 
 
 // Errors that repeat while something is away (Redis, mostly): the first is logged at once, then at most one line per
 // interval, saying how many came since the last one logged. A worker's reconnect attempts or a heartbeat a second
-// would otherwise fill the log with the same line for as long as the outage lasts.
+// would otherwise fill the log with the same line for as long as the outage lasts. The interval is measured on a
+// monotonic clock: on the wall clock, a step back of an hour (NTP, a VM restored from a snapshot) kept every line of
+// that hour out of the log, and the step that makes things fail is the one time they must be seen.
 export const REPEATED_ERROR_LOG_MS = 10_000;
 
 /**
- * A listener that logs the errors it is given as `message`, at most one line per `everyMs`: the first at once, then
- * the next one `everyMs` after the last logged, saying how many came in between (`notLogged`). `level`: `error`
+ * Whether a line limited to one per `everyMs` may be written at `at`, the last written at `lastLogged` (ms, on the
+ * same clock). A clock that went back since (one given that is a wall clock) counts as the interval over: a line more
+ * after a step, never none for as long as the step.
+ */
+export function logIntervalOver(at: number, lastLogged: number, everyMs: number): boolean {
+  return at < lastLogged || at - lastLogged >= everyMs;
+}
+
+/**
+ * A listener that logs the errors it is given as `message`, at most one line per `everyMs` (ms of `now`, a monotonic
+ * clock unless told): the first at once, then the next one `everyMs` after the last logged, saying how many came in
+ * between (`notLogged`). `level`: `error`
  * unless told (a condition expected to pass by itself, Stripe's rate limit, is a `warn`). `fields`: what the line
  * says about this occurrence besides the error (the effect, the pause); an `error` of undefined logs no `err`.
  */
 export function limitedErrorLog(logger: Logger, message: string, options: { everyMs?: number; now?: () => number; level?: 'warn' | 'error' } = {}): (error: unknown, fields?: Record<string, unknown>) => void {
   const everyMs = options.everyMs ?? REPEATED_ERROR_LOG_MS;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
   const level = options.level ?? 'error';
   let lastLogged = -Infinity;
   let since = 0;
   return (error, fields = {}) => {
-    if (now() - lastLogged < everyMs) {
+    const at = now();
+    if (!logIntervalOver(at, lastLogged, everyMs)) {
       since += 1;
       return;
     }
-    lastLogged = now();
+    lastLogged = at;
     const record = { ...(error === undefined ? {} : { err: error }), ...fields, ...(since > 0 ? { notLogged: since } : {}) };
     logger[level](record, since > 0 ? `${message} (${since} more since the last logged)` : message);
     since = 0;

@@ -274,7 +274,7 @@ export function createApp(deps: AppDeps): Express {
   const limiter = ratePerMinute === null || ratePerMinute <= 0 ? null : createRateLimiter({ perMinute: ratePerMinute, burst: limits.rateBurst ?? ratePerMinute });
   // Unknown tokens per client address, one counter for every door that checks a token (the page's sign-in and forms, a
   // bearer header anywhere), so guesses sent to any of them count together; off with the rate limit.
-  const failures = limiter === null ? null : createFailedSignIns(FAILED_SIGN_INS, () => Date.now());
+  const failures = limiter === null ? null : createFailedSignIns(FAILED_SIGN_INS);
   const body = jsonBody(limits.bodyBytes ?? DEFAULT_BODY_BYTES);
 
   const app = express();

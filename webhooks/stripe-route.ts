@@ -3,9 +3,10 @@
 // is a 400 with a JSON reason, never a 5xx; a queue that cannot take the event is a 503, so Stripe retries (as is one
 // whose Redis replicas do not hold it yet, with INTERLOCK_REDIS_MIN_REPLICAS).
 // Unknown event types are acknowledged and ignored; so is a Connect event (a connected account's), with a warning.
+import { performance } from 'node:perf_hooks';
 import express, { type Request, type Response, type Router } from 'express';
 import { redisRefusalOf } from './api/errors.js';
-import { createLogger, ERROR_REGISTRY, errorCode, errorMessage, FACT_EVENTS, type ErrorCode, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
+import { createLogger, ERROR_REGISTRY, errorCode, errorMessage, FACT_EVENTS, HOST_CLOCK_WARN_MS, hostClockOffset, hostClockWords, logIntervalOver, REPEATED_ERROR_LOG_MS, type ErrorCode, type HostClockOffset, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
 
 /**
  * The verifier's answer as the route reads it (src/stripe's SignedVerdict): an event, with the connected account of
@@ -30,8 +31,13 @@ export type StripeWebhookDeps = {
    * refused; the process's own otherwise.
    */
   logger?: Pick<Stores['logger'], 'warn'>;
-  /** Milliseconds now, for the refusal log's interval (tests); the machine's clock otherwise. */
+  /** Milliseconds now, for the refusal log's interval (tests); a monotonic clock (performance.now()) otherwise. */
   now?: () => number;
+  /**
+   * This host's wall clock against Redis's, for what a stale_timestamp refusal says (tests); the process's own
+   * measurement (src/redis/clock.ts hostClockOffset) otherwise, null before any Redis time was read.
+   */
+  hostClock?: () => HostClockOffset | null;
   /** The refusal log's interval: at most one line per reason in this many ms (REPEATED_ERROR_LOG_MS's 10 s unless told). */
   refusalLogEveryMs?: number;
 };
@@ -56,24 +62,38 @@ function problem(res: Response, code: ErrorCode, message: string): void {
  * `<-- [400] POST …`, and the Dashboard shows the body only on the endpoint's page, so the log is where the
  * operator reads it. A bad signature is, nearly always, a secret that is not the sender's.
  */
-function refusalAdvice(reason: string): string {
+function refusalAdvice(reason: string, hostClock: () => HostClockOffset | null): string {
+  if (reason === 'stale_timestamp') return staleAdvice(hostClock());
   if (reason === 'bad_signature') return ' Check STRIPE_WEBHOOK_SECRET against the whsec_… `stripe listen` printed, or the signing secret of the Dashboard endpoint that sends here (several, comma-separated, while one is rotated); a sender other than Stripe is refused this way too.';
   return '';
 }
 
 /**
+ * Stripe signs each delivery attempt (retries too) with its own time at that attempt, so a delivery refused as stale
+ * is a replay, or this host's wall clock off by more than the tolerance; when every delivery is, it is the clock.
+ * Which way and by how much, as far as this process measured it against Redis's clock.
+ */
+function staleAdvice(offset: HostClockOffset | null): string {
+  const sync = 'fix time sync (NTP/chrony) on this host; Stripe retries refused deliveries (for up to 3 days in live mode).';
+  if (offset === null) return ` If every delivery is refused so, this host's clock is off by more than that: it has not been compared with Redis's in this process yet (a process that runs only this route reads Redis's time when /metrics is scraped); check it (timedatectl, chronyc tracking) and ${sync}`;
+  if (Math.abs(offset.offsetMs) <= HOST_CLOCK_WARN_MS) return ` As this process measured it, ${hostClockWords(offset)}: likely a replay, unless both are off alike (check this host's clock: timedatectl, chronyc tracking).`;
+  return ` As this process measured it, ${hostClockWords(offset)}: ${sync}`;
+}
+
+/**
  * Logs refused deliveries at warn, at most one line per reason per `everyMs` (limitedErrorLog's pattern, with a counter
  * per reason so a flood of one kind hides no other): the first at once, then the next one `everyMs` after the last
- * logged, saying how many of that reason were not logged in between. A sender retrying an old endpoint, or a flood
- * of forged posts, would otherwise fill the log a line a request. Reasons are the route's own codes, a closed set.
+ * logged (on a monotonic clock unless `now` is given), saying how many of that reason were not logged in between. A
+ * sender retrying an old endpoint, or a flood of forged posts, would otherwise fill the log a line a request. Reasons
+ * are the route's own codes, a closed set.
  */
-function refusalLog(logger: () => Pick<Stores['logger'], 'warn'>, now: () => number, everyMs: number): (reason: string, message: string) => void {
+function refusalLog(logger: () => Pick<Stores['logger'], 'warn'>, now: () => number, everyMs: number, hostClock: () => HostClockOffset | null): (reason: string, message: string) => void {
   const byReason = new Map<string, { lastLogged: number; since: number }>();
   return (reason, message) => {
     const state = byReason.get(reason) ?? { lastLogged: -Infinity, since: 0 };
     byReason.set(reason, state);
     const at = now();
-    if (at - state.lastLogged < everyMs) {
+    if (!logIntervalOver(at, state.lastLogged, everyMs)) {
       state.since += 1;
       return;
     }
@@ -81,7 +101,7 @@ function refusalLog(logger: () => Pick<Stores['logger'], 'warn'>, now: () => num
     state.lastLogged = at;
     state.since = 0;
     const more = since > 0 ? ` (${since} more refused as ${reason} since the last logged)` : '';
-    logger().warn({ reason, ...(since > 0 ? { notLogged: since } : {}) }, `webhook: refused a delivery to ${WEBHOOK_PATH} (${reason}): ${message}${refusalAdvice(reason)}${more}`);
+    logger().warn({ reason, ...(since > 0 ? { notLogged: since } : {}) }, `webhook: refused a delivery to ${WEBHOOK_PATH} (${reason}): ${message}${refusalAdvice(reason, hostClock)}${more}`);
   };
 }
 
@@ -89,7 +109,7 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
   const router = express.Router();
   let logger = deps.logger ?? null;
   const processLogger = () => (logger ??= createLogger());
-  const logRefusal = refusalLog(processLogger, deps.now ?? Date.now, deps.refusalLogEveryMs ?? 10_000);
+  const logRefusal = refusalLog(processLogger, deps.now ?? (() => performance.now()), deps.refusalLogEveryMs ?? REPEATED_ERROR_LOG_MS, deps.hostClock ?? hostClockOffset);
   /** A delivery refused as bad input (a 4xx): counted, logged (limited), and answered. */
   const refuse = (res: Response, reason: string, code: ErrorCode, message: string) => {
     deps.onOutcome?.('rejected', { reason });

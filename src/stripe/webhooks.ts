@@ -112,7 +112,12 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
       return { ok: false, reason: 'bad_signature', message: `The Stripe-Signature does not match the body under any of the ${usable.length} configured secret(s): check STRIPE_WEBHOOK_SECRET against the one \`stripe listen\` printed.` };
     }
     if (Math.abs(at - timestamp) > tolerance) {
-      return { ok: false, reason: 'stale_timestamp', message: `The signature's timestamp is ${Math.abs(at - timestamp)} s away from now (at most ${tolerance} s): a replay, or a clock that is off.` };
+      // Stripe signs each attempt with its own time at that attempt: a signature from the past is a replay or this
+      // host's clock ahead; one from the future, this host's clock behind (a replay cannot make it).
+      const message = at > timestamp
+        ? `The signature's timestamp is ${at - timestamp} s before this host's clock reads now (at most ${tolerance} s either way): a replay, or this host's clock is ahead.`
+        : `The signature's timestamp is ${timestamp - at} s after this host's clock reads now (at most ${tolerance} s either way): this host's clock is behind.`;
+      return { ok: false, reason: 'stale_timestamp', message };
     }
     // The SDK decodes the body leniently before it checks the signature, so bytes that are not UTF-8 verify as the
     // U+FFFD they read as. Stripe sends UTF-8 only: such a body, signed all the same, is no event of Stripe's, and what

@@ -14,7 +14,7 @@ import { isIP } from 'node:net';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { performance } from 'node:perf_hooks';
-import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, limitedErrorLog, reconcileLease, redactDeep, withinRedisTimeout, type AlertKind, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, hostClockOffset, limitedErrorLog, reconcileLease, redactDeep, withinRedisTimeout, type AlertKind, type HostClockOffset, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
 import { readiness, type ReadinessAnswer } from '../api/ops-routes.js';
@@ -89,11 +89,12 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /**
  * `clock`: a monotonic clock in ms (performance.now by default), only for how long a count of open alerts is reused
- * (ALERTS_REUSE_MS).
+ * (ALERTS_REUSE_MS). `hostClock`: this host's wall clock against Redis's (tests); the process's own measurement otherwise.
  */
-export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null; defaultMetrics?: boolean; clock?: () => number }) {
+export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null; defaultMetrics?: boolean; clock?: () => number; hostClock?: () => HostClockOffset | null }) {
   const { stores } = deps;
   const clock = deps.clock ?? (() => performance.now());
+  const hostClock = deps.hostClock ?? hostClockOffset;
   const { logger } = stores;
   const registry = new Registry();
   if (deps.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
@@ -194,6 +195,18 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       const [finished, now] = await Promise.all([readLastPass(), readClock()]);
       // A pass that ended "after now" ended before Redis's clock stepped back: how long ago is not known (absent, not 0).
       if (finished !== null && now !== null && finished <= now) this.set((now - finished) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'interlock_host_clock_offset_seconds',
+    help: "This host's wall clock minus Redis's (seconds; positive: this host is ahead), measured at scrape time within half a Redis round trip; absent while Redis does not answer. Stripe's webhook signatures are checked against this host's clock within 300 s: past 60 s either way the process warns, and past 300 s every delivery is refused as stale_timestamp.",
+    registers,
+    async collect() {
+      unread(this);
+      // Reading Redis's time feeds the process's measurement (src/redis/clock.ts), which the offset is taken from.
+      if ((await readClock()) === null) return;
+      const offset = hostClock();
+      if (offset !== null) this.set(Math.round(offset.offsetMs) / 1000);
     },
   });
   new Gauge({

@@ -46,6 +46,7 @@
 // of runners sharing one) is known only at the last of them: at the others, while their bucket is empty, it waits for
 // the refill as a token never used there does.
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Request } from 'express';
 
 /**
@@ -103,8 +104,11 @@ type Bucket = { tokens: number; at: number; tried: readonly string[] };
 /** A token as the counter remembers it: a digest, never the token. */
 const digestOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('base64url').slice(0, 22);
 
-/** `now`: ms. */
-export function createFailedSignIns(limit: FailedSignInLimit, now: () => number): FailedSignIns {
+/**
+ * `now`: ms, monotonic (performance.now()) unless told. A clock given that went back (a wall clock stepped back by NTP,
+ * or a VM restored from a snapshot) counts as no time passed, never as failures added.
+ */
+export function createFailedSignIns(limit: FailedSignInLimit, now: () => number = () => performance.now()): FailedSignIns {
   const perMs = limit.perMinute / 60_000;
   /**
    * clientOf -> its bucket after its last failure, least recently failed first (each failure moves it to the end), with
@@ -116,7 +120,11 @@ export function createFailedSignIns(limit: FailedSignInLimit, now: () => number)
   /** A known token's digest -> the addresses (clientOf) it is known at, at most `perToken`, the longest ago first. */
   const places = new Map<string, Set<string>>();
   const perToken = limit.perToken ?? PER_TOKEN;
-  const left = (bucket: Bucket, at: number) => Math.min(limit.burst, bucket.tokens + (at - bucket.at) * perMs);
+  /** What `bucket` holds at `at`; a clock that went back since is taken as the bucket's time from now on. */
+  const left = (bucket: Bucket, at: number) => {
+    if (at < bucket.at) bucket.at = at;
+    return Math.min(limit.burst, bucket.tokens + (at - bucket.at) * perMs);
+  };
   const isKnown = (client: string, digest: string) => known.get(client)?.includes(digest) === true;
 
   /** Forgets the buckets full again, from the least recently failed up to the first that is not yet. */

@@ -163,7 +163,7 @@ export function uiRouter(deps: UiDeps): Router {
   });
   const sessions = createPageSessions({ tokens, secret: randomBytes(32), now: () => Date.now(), nonce: () => randomBytes(16).toString('base64url') });
   // With the API's rate limit turned off (INTERLOCK_API_RATE_LIMIT=0), so is this one.
-  const failures = deps.failures !== undefined ? deps.failures : deps.limiter ? createFailedSignIns(FAILED_SIGN_INS, () => Date.now()) : null;
+  const failures = deps.failures !== undefined ? deps.failures : deps.limiter ? createFailedSignIns(FAILED_SIGN_INS) : null;
 
   type Signed = { caller: Caller; csrf: string };
   /** Open sessions of more than one caller in one request: who is at the browser cannot be told. */

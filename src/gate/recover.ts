@@ -484,8 +484,6 @@ export function createRecover(ctx: GateContext) {
     // Tier 1 takeover resends while the dead worker's own request might still be in flight. That is safe only
     // because the target dedupes concurrent requests under one key (Stripe answers 409 idempotency_key_in_use to
     // the second while the first runs, and replays the first's answer after): both land as one object.
-    // The claim is proven as of when the re-check is sent, not when its answer is read (send.ts CLAIM_FRESH_MS).
-    const checkedAt = performance.now();
     const announced = await journal.resend(partition, effectId, { owner: ctx.owner, epoch, approvalId: holding.approvalId }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs, notAfter });
     switch (announced.status) {
       case 'OK':
@@ -506,7 +504,7 @@ export function createRecover(ctx: GateContext) {
         return never;
       }
     }
-    const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, checkedAt);
+    const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt);
     if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
     if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true, neverSent, holding.neverSent === true && target.refusalProvesNothingLanded === true) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);

@@ -20,19 +20,6 @@ import { heartbeatAbortMs, watchdogArms } from './send-watchdog.js';
 export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string; cause?: unknown };
 
 /**
- * How long after a script proved this worker holds the claim a request may leave without asking Redis again.
- * Nobody can take the claim over within it: that needs this worker's heartbeat gone (its TTL is several beats
- * long, and the heartbeat is checked too) or the claim lapsed (its TTL exceeds the send timeout). A process that
- * stalled longer than this between the proof and the write asks Redis first, so one that froze and woke fenced
- * out does not send (DESIGN §7). The proof counts from the instant its script was SENT (Redis ran it no earlier),
- * never from when its answer was read: a process frozen in between reads an old proof as a fresh one. And the
- * heartbeat key must have held this boot's nonce without a gap since then (heartbeat.heldSince): a key that lapsed
- * while the process was frozen and was written again by its next beat looks alive, though another worker may have
- * taken the claim over in the gap.
- */
-export const CLAIM_FRESH_MS = 250;
-
-/**
  * Whether a dispatched effect may be sent now: this worker may send (the guard: Redis durable by the monitor's last
  * reading, not superseded under its worker id), and, when the operator asked for it, enough replicas hold the
  * DISPATCHED that a failover cannot lose it. Returns why not, or null; a guard's refusal is thrown. Either way
@@ -141,11 +128,16 @@ function fenceSend(ctx: GateContext, abort: () => void): () => void {
 
 /**
  * `where.neverSent`: this is the send of a first dispatch, after a premise read that said so (SendContext.neverSent).
- * `claimCheckedAt`: when the script that proved the claim was sent (performance.now() before it).
+ *
+ * Right before each request leaves (beforeWrite), Redis is asked whether this worker still holds the claim, however
+ * recently a script proved it: no local clock can tell how long the process was stopped since. performance.now() is
+ * monotonic, and a paused VM (a QEMU/KVM stop and continue, a snapshot, a live migration's blackout, a host suspend)
+ * stops it too: the VM wakes reading a few ms since the proof while Redis's clock ran on, this worker's heartbeat
+ * lapsed there, and another worker took the claim over and settled it (DESIGN §7). What is left is a pause between
+ * Redis's answer and the bytes leaving, which the settle margin covers.
  */
-export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
+export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
-  let checkedAt = claimCheckedAt;
   // Whether a watchdog thread watches this send (set once armed), and set once the send was aborted because this
   // worker's heartbeat could lapse (fenceSend): nothing of it leaves after.
   let watched = false;
@@ -159,16 +151,12 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     ...(where.neverSent === true ? { neverSent: true } : {}),
     timeLeftMs: () => (aborted ? 0 : Math.floor(deadlineAt - performance.now())),
     async beforeWrite() {
-      const now = performance.now();
-      if (deadlineAt - now <= 0) throw new SendFenced('the send deadline passed before the request could leave');
+      if (deadlineAt - performance.now() <= 0) throw new SendFenced('the send deadline passed before the request could leave');
       mayLeave();
-      if (now - checkedAt <= CLAIM_FRESH_MS && heartbeat.aliveFor() > CLAIM_FRESH_MS && heartbeat.heldSince() <= checkedAt) return;
-      const asking = performance.now();
       if (!(await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch))) {
-        throw new SendFenced('this worker lost its claim before the request left (it stalled and another worker took over)');
+        throw new SendFenced('this worker lost its claim before the request left (it stalled or was paused, and another worker took over)');
       }
-      checkedAt = asking;
-      if (deadlineAt - checkedAt <= 0) throw new SendFenced('the send deadline passed before the request could leave');
+      if (deadlineAt - performance.now() <= 0) throw new SendFenced('the send deadline passed before the request could leave');
       // The claim's answer may have come after the heartbeat's bound (Redis away): the send was aborted meanwhile.
       mayLeave();
     },

@@ -17,9 +17,9 @@ import { lookUp } from './reads.js';
 
 /**
  * Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on; `boundAt`,
- * when the effect was put in the effects-by-time index: the binding's own time for a submit that bound it new, else a
- * time no later than the binding, worked out from the chain's first PROPOSED (journal.ts boundBefore); absent when
- * neither is known (the settle then puts the effect on the watch list).
+ * when the holder's own binding put the effect in the effects-by-time index (a submit that bound it new). Absent
+ * otherwise: the settle then goes with the index upkeep, whose script reads the binding's time in that index
+ * (journal.ts settledAfterSend).
  */
 /** `attempt`: the dispatch attempt whose premise read this holding's send follows (ReadContext.attempt). */
 /** `indexEntry`: the open-dispatch index entry ("<effect id>:<token>") the submit that dispatched wrote, when it did. */

@@ -191,11 +191,9 @@ type AloneOnChain = { onlyEntry: string; at: number };
  * premises decided on, the PROPOSED still to write; and `neverSent`, whether the chain it judged holds no dispatch, so
  * that its own would be the effect's first (ReadContext.neverSent: its premise read and its send take nothing at the
  * target for the effect's own). The dispatch step writes only after the head judged, so a chain that moved since
- * (another submit's dispatch) writes nothing, and the next attempt judges the chain as it is then. `proposedAt`: when
- * the chain's first PROPOSED was sealed, null when this attempt writes it: what places a settle by a submit that did
- * not bind the effect (boundAtOf).
+ * (another submit's dispatch) writes nothing, and the next attempt judges the chain as it is then.
  */
-type Footing = { head: string; headAt: number; epoch: number; decidedOn: JsonObject; proposed: AnyDraft[]; neverSent: boolean; proposedAt: number | null };
+type Footing = { head: string; headAt: number; epoch: number; decidedOn: JsonObject; proposed: AnyDraft[]; neverSent: boolean };
 
 /**
  * Whether a chain holds no dispatch whose send may have gone out. Every DISPATCHED counts, however it ended: the chain
@@ -396,7 +394,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     if (given !== null && 'onlyEntry' in given) {
       // The producer's PROPOSED of this very proposal, alone: decided on its premises, written already, epoch 0, and
       // never dispatched (a guess that no longer holds writes nothing).
-      footing = { head: given.onlyEntry, headAt: given.at, epoch: 0, decidedOn: proposal.premises, proposed: [], neverSent: true, proposedAt: given.at };
+      footing = { head: given.onlyEntry, headAt: given.at, epoch: 0, decidedOn: proposal.premises, proposed: [], neverSent: true };
     } else {
       const chain: Chain = given ?? (await readChain(partition, effectId));
       // An empty chain gets its first entries only under a binding made for this attempt by a script that checked the
@@ -435,7 +433,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       // A proposal the producer recorded before queueing it (record.ts) is not written a second time.
       const latest = chain.entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
       const last = chain.entries.at(-1);
-      footing = { head: last?.hash ?? chain.state.head, headAt: last?.at ?? 0, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)], neverSent: neverDispatched(chain.entries), proposedAt: firstProposal(chain.entries)?.at ?? null };
+      footing = { head: last?.hash ?? chain.state.head, headAt: last?.at ?? 0, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)], neverSent: neverDispatched(chain.entries) };
     }
     const { decidedOn, proposed, epoch, neverSent } = footing;
     const place: Place = { head: footing.head, at: footing.headAt };
@@ -505,8 +503,6 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       ],
     };
     let reply: ProposeReply;
-    // The claim this step takes is proven as of when it is sent, not when its answer is read (send.ts CLAIM_FRESH_MS).
-    const provingSentAt = performance.now();
     try {
       if (bound.status === 'UNBOUND') {
         const made = await journal.bindAndPropose(request);
@@ -538,11 +534,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           return ctx.result(effectId, 'REFUSED:stale_premise', { reason: report.violations.join('; '), changes: report.changes });
         }
         const current = binding.current;
-        const boundAt = boundAtOf(current, footing.proposedAt);
+        const boundAt = boundAtOf(current);
         const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, attempt: prepared.attempt, ...(boundAt === undefined ? {} : { boundAt }), ...(current.status === 'UNBOUND' ? {} : { indexEntry: `${effectId}:${current.token}` }), ...(neverSent ? { neverSent: true as const } : {}) };
         ctx.busy.hold(effectId);
         try {
-          return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, provingSentAt), partition);
+          return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt), partition);
         } finally {
           ctx.busy.release(effectId);
         }
@@ -611,24 +607,23 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
   /**
    * When the binding that put the effect in the effects-by-time index was made (Redis ms), for where its settle goes
-   * (journal.settledAfterSend): this submit's own binding's time when it made it (NEW); otherwise taken from the
-   * chain's first PROPOSED, which its producer sealed right after binding (journal.boundBefore), so that the service's
-   * own path (the API binds and records, the effects worker sends) leaves a prompt commit off the watch list, with no
-   * round trip. Undefined (watched) when this attempt writes that PROPOSED itself under a binding made before it: the
-   * binding's maker failed before recording, and when is not known.
+   * (journal.settledAfterSend): known here only when this submit made it (NEW). Otherwise undefined, and the settle goes
+   * with the batched index upkeep, whose script reads the binding's time in that index (lib.lua apply_upkeep): the
+   * service's own path (the API binds and records, the effects worker sends) leaves a prompt commit off the watch list
+   * that way too, while one under a binding made long before (its maker failed before recording, and a retry recorded
+   * it hours later) goes on it. No time on the chain says when the binding was made.
    */
-  function boundAtOf(binding: Binding, proposedAt: number | null): number | undefined {
-    if (binding.status === 'NEW') return binding.now;
-    return proposedAt === null ? undefined : journal.boundBefore(proposedAt);
+  function boundAtOf(binding: Binding): number | undefined {
+    return binding.status === 'NEW' ? binding.now : undefined;
   }
 
-  async function sendDispatched(holding: Holding, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<Settled> {
+  async function sendDispatched(holding: Holding, effect: Effect, requestId: string | null, deadlineAt: number): Promise<Settled> {
     const held = await holdBack(ctx, holding, 'first');
     if (held !== null) {
       logger.warn({ effectId: holding.effectId, reason: held }, 'send held back');
       return { kind: 'skipped', effectId: holding.effectId, reason: held, holder: ctx.owner, retryAt: journal.clock.estimate() ?? 0 };
     }
-    const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, claimCheckedAt);
+    const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt);
     if ('landed' in sent) return commit(ctx, holding, 'send', sent.landed, null, 'COMMITTED');
     if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null, { onlyRequest: true, nothingLeft: holding.neverSent === true && target.refusalProvesNothingLanded === true });
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);

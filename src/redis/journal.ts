@@ -309,8 +309,10 @@ export const BIND_WINDOW_MS = 5 * 60_000;
 
 /**
  * A commit within this long of the binding that put its effect in the effects-by-time index is found through that
- * index: the reconciler reads it this far before its window. Only a later commit (a resend after a crash, an
- * effect bound by an earlier submit) goes on the watch list, so most committed effects cost the watch list nothing.
+ * index: the reconciler reads it this far before its window. Only a later commit (a resend after a crash, an effect
+ * bound long before its commit, as by a caller that failed before recording and was retried hours later) goes on the
+ * watch list, whichever process made the binding (lib.lua apply_upkeep reads its time in that index), so most
+ * committed effects cost the watch list nothing.
  */
 export const RECENT_COMMIT_MS = 10 * 60_000;
 
@@ -339,7 +341,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   const bootTag = randomBytes(6).toString('hex');
   let tokens = 0;
   // Index upkeep carried by the next bind (or by flushIndex when no bind comes soon): entries of finished submits
-  // to drop, and committed effects to add to the watch list, as (effect id, committed at) pairs.
+  // to drop, and effects settled after a send for the watch list, as (effect id, settled at) pairs (the script leaves
+  // off those effects-by-time finds: lib.lua apply_upkeep).
   let finished: string[] = [];
   let watching: string[] = [];
   let flushTimer: NodeJS.Timeout | null = null;
@@ -372,7 +375,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     finished = [];
     watching = [];
     return {
-      args: [String(dropping.length), ...dropping, ...adding],
+      // As lib.lua apply_upkeep takes it: the window it places settles by, the entries to drop, the settles.
+      args: [String(RECENT_COMMIT_MS), String(dropping.length), ...dropping, ...adding],
       restore() {
         finished.push(...dropping);
         watching.push(...adding);
@@ -398,7 +402,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     if (finished.length === 0 && watching.length === 0) return;
     const upkeep = takeUpkeep();
     try {
-      await run('upkeep-2', [keys.openIndex, keys.watch], upkeep.args);
+      await run('upkeep-3', [keys.openIndex, keys.watch, keys.effectsByTime], upkeep.args);
     } catch (error) {
       upkeep.restore();
       throw error;
@@ -649,27 +653,17 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
 
     /**
      * Settles where the reconciler finds an effect settled after a send (committed, or refused, or AMBIGUOUS: a send
-     * went out, and what Stripe did with it may still show later): `boundAt` is when the binding put it in the
-     * effects-by-time index, or a time before that (boundBefore, for a caller that did not make the binding); undefined
-     * when not known. A settle within RECENT_COMMIT_MS of it is found there; any other goes on the watch list (carried
-     * like unindex).
+     * went out, and what Stripe did with it may still show later): `boundAt` is when the caller's own binding put it
+     * in the effects-by-time index, undefined when the caller did not make the binding. A settle within
+     * RECENT_COMMIT_MS of it is found there, and costs nothing here. Any other is carried like unindex, and the
+     * script that writes it (lib.lua apply_upkeep) reads the binding's time in effects-by-time and puts it on the watch
+     * list unless it is within RECENT_COMMIT_MS of that: a binding made by another process (the API's, for the effects
+     * worker's commit) is placed by its true time, however long before its first PROPOSED it was made.
      */
     settledAfterSend(effectId: string, settledAt: number, boundAt: number | undefined, flushMs = 50): void {
       if (boundAt !== undefined && settledAt - boundAt <= RECENT_COMMIT_MS) return;
       watching.push(effectId, String(settledAt));
       scheduleUpkeep(flushMs);
-    },
-
-    /**
-     * A `boundAt` for settledAfterSend from the time the effect's first PROPOSED was sealed (`proposedAt`), for a
-     * submit that did not make the binding: every producer binds right before it records, and a seal's time is at most
-     * maxSkewMs behind Redis time and 1 s ahead of it (lib.lua check_place_of). So this is no later than the binding
-     * when the binding came within maxSkewMs before that PROPOSED was written (a settle it leaves off the watch list is
-     * found through the index); it can be later only under a binding whose maker failed before recording, recorded by
-     * a retry more than that after.
-     */
-    boundBefore(proposedAt: number): number {
-      return proposedAt - maxSkewMs - 1_000;
     },
 
     /**

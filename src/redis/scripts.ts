@@ -13,7 +13,7 @@ export const SCRIPT_NAMES = [
   'bind-5',
   'bind-existing-5',
   'bind-propose-10',
-  'upkeep-2',
+  'upkeep-3',
   'unindex-1',
   'read-state-1',
   'propose-5',

@@ -1,9 +1,10 @@
 // Rule: what a committed effect leaves in Redis (issue 8 §1, Redis memory per effect). Its state keeps only what later
-// steps read. And where the reconciler finds it: a commit soon after the binding that put its effect in the
-// effects-by-time index is found through that index and costs the watch list nothing, whichever submit made the
-// binding (the service's own path: the API binds and records, the effects worker sends, taking the binding's time
-// from the first PROPOSED); any other commit (by recovery, or under a binding made before its effect's first PROPOSED
-// by a caller that failed before recording) goes on the watch list. Either way the reconciler's list of
+// steps read. And where the reconciler finds it: a commit within RECENT_COMMIT_MS of the binding that put its effect
+// in the effects-by-time index is found through that index and costs the watch list nothing, whichever process made
+// the binding (the service's own path: the API binds and records, the effects worker sends); any later commit goes on
+// the watch list, placed by the binding's time as that index holds it, never by an estimate: by recovery, or under a
+// binding made long before its effect's first PROPOSED by a caller that failed before recording, its request retried
+// hours later (recorded by the API, committed by the effects worker at once). Either way the reconciler's list of
 // effects settled after a send since a time holds it (committed, or refused by the target, or AMBIGUOUS: a late
 // landing of those is what a missed webhook leaves unrecorded), and holds nothing that was never sent. Reading the
 // list with a short window never drops what a longer one needs.
@@ -26,6 +27,13 @@ async function watchList(node: TestNode): Promise<string[]> {
   await node.journal.flushIndex();
   redis ??= new Redis(world.config.redisUrl);
   return redis.zrange(node.stores.keys.watch, '0', '-1');
+}
+
+/** Makes the binding of `effectId` in the effects-by-time index `ago` ms old (as if made then). */
+async function bindingMadeAgo(node: TestNode, effectId: string, ago: number): Promise<void> {
+  redis ??= new Redis(world.config.redisUrl);
+  const now = await node.journal.serverTime();
+  expect(await redis.zadd(node.stores.keys.effectsByTime, 'XX', 'CH', String(now - ago), effectId)).toBe(1);
 }
 
 describe('a settled effect’s state', () => {
@@ -107,27 +115,60 @@ describe('the reconciler’s list of committed effects', () => {
     expect(new Set((await watchedEffects(node.stores, now - 60_000)).effectIds)).toEqual(new Set(answers.map((answer) => answer.effectId)));
   });
 
-  it('a commit whose first PROPOSED came under a binding made before it by another caller goes on the watch list', async () => {
+  it('a commit whose first PROPOSED came under a binding another caller made long before goes on the watch list; one made moments before, not', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node, { maxUses: 10 });
+    const [early, moments] = [refundProposal({ approval: id, amount: 100 }), refundProposal({ approval: id, amount: 100 })];
+    const earlyId = effectIdFor({ requestId: early.requestId, effect: early.effect });
+    const momentsId = effectIdFor({ requestId: moments.requestId, effect: moments.effect });
+    // Producers that bound, then failed before recording: the submit that records did not make the binding.
+    for (const effectId of [earlyId, momentsId]) {
+      const bound = await node.journal.bind(effectId, 'payment:pi_1');
+      if (bound.status !== 'OTHER_SUBJECT') node.journal.unindex(effectId, bound.token);
+    }
+    await bindingMadeAgo(node, earlyId, RECENT_COMMIT_MS + 1_000);
+    expect([(await node.gate.submit(early)).outcome, (await node.gate.submit(moments)).outcome]).toEqual(['COMMITTED', 'COMMITTED']);
+    expect(await watchList(node)).toEqual([earlyId]);
+    const now = await node.journal.serverTime();
+    expect(new Set((await watchedEffects(node.stores, now - 60_000)).effectIds)).toEqual(new Set([earlyId, momentsId]));
+  });
+
+  it('a request whose first producer bound and failed before recording, retried hours later, recorded by the API and committed by the effects worker at once, goes on the watch list and is listed', async () => {
     world = await gateWorld();
     const node = await world.node('a');
     const { id } = await grant(node);
     const proposal = refundProposal({ approval: id });
     const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
-    // A producer that bound, then failed before recording: when it bound is not known to the submit that records.
     const bound = await node.journal.bind(effectId, 'payment:pi_1');
     if (bound.status !== 'OTHER_SUBJECT') node.journal.unindex(effectId, bound.token);
-    expect((await node.gate.submit(proposal)).outcome).toBe('COMMITTED');
+    await bindingMadeAgo(node, effectId, 3 * 3_600_000);
+    // The retry: the API records the first PROPOSED now, the effects worker sends it right after.
+    const recorded = await createProposalRecorder(node.stores)(proposal);
+    expect(recorded).toMatchObject({ status: 'recorded', effectId });
+    const { answer } = await node.gate.submitLatest(effectId, proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null);
+    expect(answer.outcome).toBe('COMMITTED');
     expect(await watchList(node)).toEqual([effectId]);
+    const now = await node.journal.serverTime();
+    expect((await watchedEffects(node.stores, now - 60_000)).effectIds).toEqual([effectId]);
   });
 
-  it('a commit by recovery goes on the watch list, so it is listed however long ago its effect was bound', async () => {
+  it('a commit by recovery long after its binding goes on the watch list, so it is listed however long ago its effect was bound', async () => {
     world = await gateWorld();
     const { b, effectId } = await crashedBeforeSend(world);
+    await bindingMadeAgo(b, effectId, 86_400_000);
     expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
     expect(await watchList(b)).toEqual([effectId]);
     const now = await b.journal.serverTime();
-    redis ??= new Redis(world.config.redisUrl);
-    await redis.zadd(b.stores.keys.effectsByTime, 'XX', now - 86_400_000, effectId);
+    expect(await watchedEffects(b.stores, now - 60_000)).toEqual({ effectIds: [effectId], next: null });
+  });
+
+  it('a commit by recovery soon after its binding is found through the index instead', async () => {
+    world = await gateWorld();
+    const { b, effectId } = await crashedBeforeSend(world);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(await watchList(b)).toEqual([]);
+    const now = await b.journal.serverTime();
     expect(await watchedEffects(b.stores, now - 60_000)).toEqual({ effectIds: [effectId], next: null });
   });
 
@@ -142,8 +183,9 @@ describe('the reconciler’s list of committed effects', () => {
       expect([committed.outcome, refused.outcome]).toEqual(['COMMITTED', 'REFUSED:lease']);
       ids.push(committed.effectId);
     }
-    // Two of them committed late as well: on the watch list, they come first.
+    // Two of them committed late as well (bound more than RECENT_COMMIT_MS before): on the watch list, they come first.
     const now = await node.journal.serverTime();
+    for (const effectId of [ids[3], ids[1]]) await bindingMadeAgo(node, effectId ?? '', RECENT_COMMIT_MS + 1_000);
     node.journal.settledAfterSend(ids[3] ?? '', now, undefined);
     node.journal.settledAfterSend(ids[1] ?? '', now + 1, undefined);
     await node.journal.flushIndex();
@@ -163,18 +205,21 @@ describe('the reconciler’s list of committed effects', () => {
     expect((await watchedEffects(node.stores, since, 2, null)).effectIds).toEqual(passes[0]);
   });
 
-  it('a commit long after the caller’s own binding, or under a binding it did not make, goes on the watch list', async () => {
+  it('a commit long after its binding goes on the watch list, whoever made the binding, placed by the binding’s time in the index', async () => {
     world = await gateWorld();
     const node = await world.node('a');
     const now = await node.journal.serverTime();
-    const [soon, late, unbound, proposedLongAgo] = ['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64), 'e'.repeat(64)] as const;
+    const [soon, late, unbound, boundLongBefore, boundJustInTime] = ['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64), 'e'.repeat(64), 'f'.repeat(64)] as const;
     node.journal.settledAfterSend(soon, now, now - RECENT_COMMIT_MS);
     node.journal.settledAfterSend(late, now, now - RECENT_COMMIT_MS - 1);
+    // Never bound, so not in the index: watched.
     node.journal.settledAfterSend(unbound, now, undefined);
-    // Bound by another submit, its first PROPOSED sealed RECENT_COMMIT_MS before the settle (a re-decision committed
-    // long after the first decision was refused): watched.
-    node.journal.settledAfterSend(proposedLongAgo, now, node.journal.boundBefore(now - RECENT_COMMIT_MS));
-    expect((await watchList(node)).sort()).toEqual([late, unbound, proposedLongAgo]);
+    // Bound by another process (its time not known to the settle): the index's time places it.
+    redis ??= new Redis(world.config.redisUrl);
+    await redis.zadd(node.stores.keys.effectsByTime, String(now - RECENT_COMMIT_MS - 1), boundLongBefore, String(now - RECENT_COMMIT_MS), boundJustInTime);
+    node.journal.settledAfterSend(boundLongBefore, now, undefined);
+    node.journal.settledAfterSend(boundJustInTime, now, undefined);
+    expect((await watchList(node)).sort()).toEqual([late, unbound, boundLongBefore]);
   });
 
   it('lists effects refused by the target after their send too, and never those refused before any send', async () => {

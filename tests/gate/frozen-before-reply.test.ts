@@ -1,11 +1,10 @@
-// Rule (gate/send.ts CLAIM_FRESH_MS, redis/heartbeat.ts heldSince; DESIGN §7, I2 and I4): a sender checks its claim
-// right before the request leaves, so a process that froze and woke fenced out sends nothing. The check may be skipped
-// only just after a script proved the claim, and that proof counts from when the script was SENT, with this worker's
-// heartbeat key held without a gap since then. It counted from when the dispatch step's answer was READ, and a beat
-// that found the key lapsed wrote it anew without a word: a worker frozen (a real SIGSTOP) after its dispatch step ran
-// in Redis and before it read the answer, longer than its heartbeat TTL and shorter than its send timeout, was taken over
-// and settled by another worker, and on SIGCONT sent anyway: a second refund (tier 2), or a refund under an approval
-// revoked meanwhile after recovery had refused it (tier 1).
+// Rule (gate/send.ts sendOnce; DESIGN §7, I2 and I4): a sender asks Redis for its claim right before every request
+// leaves, so a process that froze and woke fenced out sends nothing. The check was once skipped just after a script
+// proved the claim, counted from when the dispatch step's answer was READ, and a beat that found the key lapsed wrote
+// it anew without a word: a worker frozen (a real SIGSTOP) after its dispatch step ran in Redis and before it read the
+// answer, longer than its heartbeat TTL and shorter than its send timeout, was taken over and settled by another worker,
+// and on SIGCONT sent anyway: a second refund (tier 2), or a refund under an approval revoked meanwhile after recovery
+// had refused it (tier 1). tests/gate/paused-vm-claim-check.test.ts holds the same for a paused VM, whose clocks stop.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,6 @@
 // What a submit costs in Redis commands (issue 8 §2). On one server a new effect's binding is made in its dispatch
-// step (bind-propose-10), so its happy path is two commands: that step, and the settle.
+// step (bind-propose-10), so its happy path is three commands: that step, the claim check right before the request
+// leaves (check-epoch-1: no local clock can tell a paused VM, send.ts sendOnce), and the settle.
 import { Redis, type Command } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandsNaming } from '../support/count-commands.js';
@@ -12,7 +13,7 @@ afterEach(async () => {
 });
 
 describe('Redis commands per submit', () => {
-  it('a new effect commits in two commands on one server: the dispatch step, which binds it, and the settle', async () => {
+  it('a new effect commits in three commands on one server: the dispatch step, which binds it, the claim check before the send, and the settle', async () => {
     world = await gateWorld();
     const redis = new Redis(world.config.redisUrl, { maxRetriesPerRequest: 1 });
     const seen = commandsNaming(redis);
@@ -22,7 +23,7 @@ describe('Redis commands per submit', () => {
     const proposal = refundProposal({ approval: terms.id, amount: 200 });
     const answer = await a.gate.submit(proposal);
     expect(answer.outcome).toBe('COMMITTED');
-    expect(seen.naming(answer.effectId)).toEqual(['evalsha', 'evalsha']);
+    expect(seen.naming(answer.effectId)).toEqual(['evalsha', 'evalsha', 'evalsha']);
     expect(await a.journal.partitionOf(answer.effectId)).not.toBeNull();
   });
 

@@ -6,9 +6,10 @@
 -- older than the bind window, so recovery may drop an entry whose effect is not open once the entry is older
 -- than that (see unindex-1).
 -- It also carries this worker's index upkeep, so that costs no command of its own: it drops the index entries of
--- earlier submits that have finished (their own entries, see unindex-1) and adds effects that committed to the
--- watch list the reconciler re-reads (issue 10 §3). A new binding also enters the effects-by-time index, which
--- lists effects newest first (GET /v1/effects, the page).
+-- earlier submits that have finished (their own entries, see unindex-1) and adds effects settled after a send to the
+-- watch list the reconciler re-reads (issue 10 §3), unless settled soon enough after their binding for the reconciler
+-- to find them through effects-by-time (apply_upkeep in lib.lua reads their binding's time there). A new binding
+-- also enters the effects-by-time index, which lists effects newest first (GET /v1/effects, the page).
 -- First of all it checks the deployment's marker (keys.ts `deployment`, in the same slot): a Redis that lost its data
 -- under the running process (FLUSHALL, a restart without the append-only file) holds none, or another, and an effect
 -- sent before the loss would read as new. Then nothing is written (MARKER), whatever the durability monitor last read.
@@ -16,8 +17,9 @@
 -- KEYS[3] watch zset (effect id -> committed at)   KEYS[4] effects-by-time zset (effect id -> bound at)
 -- KEYS[5] the deployment marker (string)
 -- ARGV[1] effect id   ARGV[2] partition   ARGV[3] the marker this process holds ('' for none: not checked)
--- ARGV[4] this submit's token   ARGV[5] number of entries to drop, d
--- ARGV[6 .. 5+d] finished entries to drop   then pairs: effect id, committed at
+-- ARGV[4] this submit's token   ARGV[5] RECENT_COMMIT_MS   ARGV[6] number of entries to drop, d
+-- ARGV[7 .. 6+d] finished entries to drop   then pairs: effect id, settled at (watched unless effects-by-time finds it:
+-- apply_upkeep in lib.lua)
 -- Returns JSON {status}: NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} (found: '' when gone)
 -- The body is bind_effect in lib.lua, which bind-propose-10 shares.
 return reply(bind_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], 3))

@@ -6,11 +6,11 @@
 -- real request under that id would be refused as another payload (I5) though no payload was ever recorded.
 -- It checks the deployment's marker and carries the index upkeep exactly as bind-5 does.
 -- KEYS[1] effect id -> partition hash   KEYS[2] open index zset ("<effect id>:<token>" -> bound at)
--- KEYS[3] watch zset (effect id -> committed at)   KEYS[4] effects-by-time zset (not written: no binding is made)
--- KEYS[5] the deployment marker (string)
+-- KEYS[3] watch zset (effect id -> committed at)
+-- KEYS[4] effects-by-time zset (read by the upkeep, not written: no binding is made)   KEYS[5] the deployment marker
 -- ARGV[1] effect id   ARGV[2] partition   ARGV[3] the marker this process holds ('' for none: not checked)
--- ARGV[4] this submit's token   ARGV[5] number of entries to drop, d
--- ARGV[6 .. 5+d] finished entries to drop   then pairs: effect id, committed at
+-- ARGV[4] this submit's token   ARGV[5] RECENT_COMMIT_MS   ARGV[6] number of entries to drop, d
+-- ARGV[7 .. 6+d] finished entries to drop   then pairs: effect id, settled at (as bind-5)
 -- Returns JSON {status}: BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} (found: '' when gone)
 --   | UNBOUND {now}: the effect is not bound, and nothing but the index upkeep was written
 -- The body is bind_effect in lib.lua (with `existing`), which bind-propose-10 shares.

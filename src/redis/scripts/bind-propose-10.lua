@@ -11,7 +11,7 @@
 -- (KEYS[6] to KEYS[10] as bind-5)
 -- ARGV[1 .. 20 + 2n] as propose-5 (ARGV[15], the binding time, is unused: the binding is made here), then
 -- ARGV[21 + 2n] the marker this process holds, ARGV[22 + 2n] this submit's index token, then the index upkeep as
--- bind-5 takes it (count d, d entries, pairs)
+-- bind-5 takes it (RECENT_COMMIT_MS, count d, d entries, pairs)
 -- A submit that expects a chain (ARGV[3], its head, not '': an effects job on its producer's PROPOSED, or an attempt
 -- that read the chain) binds only as bind-existing-5 does: every writer of a chain binds first, so an effect not bound
 -- has no chain, the submit's guess is wrong, and nothing is written (UNBOUND). A job added with only the queue's keys

@@ -105,12 +105,31 @@ local function move_totals(approval_key, subject_key, amount, sign)
   redis.call('HINCRBY', subject_key, 'movedCents', sign * amount)
 end
 
+-- A worker's index upkeep, from ARGV[u] to the end: ARGV[u] is RECENT_COMMIT_MS (journal.ts), ARGV[u + 1] the number d
+-- of finished index entries to drop from `k_open`, then those d entries, then (effect id, settled at) pairs of effects
+-- settled after a send. Each of those goes on the watch list `k_watch` unless the effects-by-time index `k_by_time`
+-- finds it: the reconciler reads that index from RECENT_COMMIT_MS before its window, so an effect settled no later
+-- than that after its binding (its score there) is found through it. Reading the binding's time here, rather than
+-- taking it from the worker, places right a settle by a worker that did not make the binding: when that binding was
+-- made (a producer that failed before recording, retried hours later) is known only here.
+local function apply_upkeep(k_open, k_watch, k_by_time, u)
+  local recent = tonumber(ARGV[u])
+  local drops = tonumber(ARGV[u + 1])
+  if drops > 0 then redis.call('ZREM', k_open, unpack(ARGV, u + 2, u + 1 + drops)) end
+  for i = u + 2 + drops, #ARGV, 2 do
+    local bound_at = redis.call('ZSCORE', k_by_time, ARGV[i])
+    if not bound_at or tonumber(ARGV[i + 1]) - tonumber(bound_at) > recent then
+      redis.call('ZADD', k_watch, ARGV[i + 1], ARGV[i])
+    end
+  end
+end
+
 -- Binds effect ARGV[1] to subject ARGV[2] and indexes this submit as one that may dispatch it (bind-5.lua says
 -- why). ARGV[t] is the deployment marker this process holds ('' for none), ARGV[t + 1] this submit's index token,
--- ARGV[t + 2] the number d of finished index entries to drop, then those d entries, then (effect id, committed at)
--- pairs to the end for the watch list. A marker held that `k_marker` no longer holds (gone, or another) is a Redis
--- that lost its data: nothing is written. With `existing`, an effect not bound yet is not bound (UNBOUND: nothing but
--- the upkeep is written): for a caller that expects the effect's chain to exist, which only a binding's maker writes.
+-- then from ARGV[t + 2] the index upkeep as apply_upkeep takes it. A marker held that `k_marker` no longer holds
+-- (gone, or another) is a Redis that lost its data: nothing is written. With `existing`, an effect not bound yet is
+-- not bound (UNBOUND: nothing but the upkeep is written): for a caller that expects the effect's chain to exist, which
+-- only a binding's maker writes.
 -- Returns a reply table: NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} ('' when gone)
 -- | UNBOUND {now} (only with `existing`).
 local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t, existing)
@@ -119,9 +138,7 @@ local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t
     if found ~= ARGV[t] then return { status = 'MARKER', found = found or '' } end
   end
   local now = now_ms()
-  local drops = tonumber(ARGV[t + 2])
-  if drops > 0 then redis.call('ZREM', k_open, unpack(ARGV, t + 3, t + 2 + drops)) end
-  for i = t + 3 + drops, #ARGV, 2 do redis.call('ZADD', k_watch, ARGV[i + 1], ARGV[i]) end
+  apply_upkeep(k_open, k_watch, k_by_time, t + 2)
   local created = 0
   if existing then
     local bound = redis.call('HGET', k_partitions, ARGV[1])

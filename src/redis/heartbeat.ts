@@ -36,12 +36,6 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
   let timer: NodeJS.Timeout | null = null;
   /** Local time the last successful beat was sent: the key lives at least ttlMs from then. */
   let lastSentAt = -Infinity;
-  /**
-   * Local time from which the key has held this boot's nonce without a gap, as far as the beats show: the answer of
-   * the beat that wrote it anew (it ran no later than that), kept while later beats find it there. A key that lapsed
-   * and was written again starts anew: in the gap another worker may have read this one as dead.
-   */
-  let heldSince = Infinity;
   /** The nonce of the process that took this worker id over, once one has: this one must send nothing more. */
   let superseded: string | null = null;
   /** How many times stop ran: a beat answered after a stop that began after it was sent refreshes nothing. */
@@ -74,7 +68,6 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     const stopsAtSend = stops;
     const mode = superseded !== null ? 'reclaim' : lastSentAt === -Infinity ? '1' : '0';
     const reply = await run<{ status: 'OK'; kept: boolean } | { status: 'SUPERSEDED'; by: string }>('beat-1', [keys.heartbeat(workerId)], [nonce, ttlMs, mode]);
-    const answeredAt = performance.now();
     if (reply.status === 'SUPERSEDED') {
       // Replaced by another process under this worker id: nothing is sent (the gate's guard) while its nonce is there.
       // The beats go on asking, so this worker takes its id back once that process has gone.
@@ -92,7 +85,6 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     }
     // Stop's word stands over a beat it overtook: a key it cleared is gone, whatever this beat had set before.
     if (stops !== stopsAtSend) return;
-    if (reply.kept !== true || heldSince === Infinity) heldSince = answeredAt;
     if (reply.kept !== true && mode === '0') {
       // The key was gone when this beat wrote it anew: it lapsed while the beats failed, or it vanished while they
       // succeeded (Redis failed over to a replica without it, a lagging replica expired it). Another worker may have
@@ -129,7 +121,6 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
       timer = null;
       stops += 1;
       lastSentAt = -Infinity;
-      heldSince = Infinity;
       // Not cleared, the key lives out its TTL, and the bound last told stands: a send still in progress (close did
       // not wait for it, Redis being away) is killed before the key lapses. Cleared, it is gone from the moment the
       // command leaves.
@@ -150,13 +141,6 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     /** The boot nonce of the process that now beats under this worker id, or null while this one holds it. */
     supersededBy(): string | null {
       return superseded;
-    },
-    /**
-     * The local instant (performance.now()) from which this worker's key has certainly held its nonce without a gap,
-     * Infinity when it is not held. A claim proven by a script sent before it may have been taken over in a gap.
-     */
-    heldSince(): number {
-      return superseded !== null ? Infinity : heldSince;
     },
     /** How many ms this worker's own heartbeat key is certain to stay alive, by the local clock; 0 when unsure. */
     aliveFor(): number {

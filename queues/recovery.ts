@@ -1,8 +1,9 @@
 // Recovery, event-driven (issue 9 §3): a pass at worker start (this worker's dead claims from a previous boot, and
 // any dead worker's), a delayed job at each instant a pass says more can be done (a heartbeat that will lapse, a
 // send deadline plus the settle margin), and a slow timer as a safety net. Nothing polls in between.
+import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import { closeConnection, InterlockError, LONGEST_RETRY_AFTER_MS, repairReapprovals, type ProposeNow, type ReapprovalRepair, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
+import { closeConnection, InterlockError, LONGEST_RETRY_AFTER_MS, repairReapprovals, withinRedisTimeout, type ProposeNow, type ReapprovalRepair, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
 import { closeWorker } from './closing.js';
 import { cutHandSetPause } from './effects.js';
 import { logWorkerErrors } from './worker-errors.js';
@@ -31,6 +32,36 @@ export type RecoveryOptions = {
    */
   requeueCases?: () => Promise<{ queued: string[]; failed: string[] }>;
 };
+
+/** The job ids of the passes operators asked for on a process without the worker role (createRecoveryRequests). */
+const REQUESTED_PASS_PREFIX = 'requested-';
+
+/** A pass an operator asked for, queued for whichever worker process takes it first (POST /v1/recover's 202). */
+export type QueuedPass = { object: 'recovery_queued'; job_id: string };
+
+/**
+ * What POST /v1/recover does in a process without the worker role (compose's `api`): it adds a pass job to the
+ * recovery queue, one per request under an id of its own, and a worker process's recovery runs it as it runs the
+ * scheduled ones, logging the report under that job id. Nothing waits for the pass: until a worker runs, the job waits.
+ */
+export function createRecoveryRequests(stores: Stores) {
+  const connection = stores.queueConnection();
+  const queue = new Queue(stores.queues.recovery, { connection, ...stores.bullmq });
+  logWorkerErrors(queue, stores.logger, 'recovery queue error');
+  return {
+    async request(): Promise<QueuedPass> {
+      const jobId = `${REQUESTED_PASS_PREFIX}${randomUUID()}`;
+      // Bounded as every Redis call a route waits on: a Redis down answers 503 redis_unavailable, not a hung request.
+      const ms = stores.config.redisCommandTimeoutMs;
+      await withinRedisTimeout(queue.add('pass', { at: null }, { jobId, removeOnComplete: true, removeOnFail: 100 }), ms, `Redis did not answer within ${ms} ms, so no recovery pass was queued`);
+      return { object: 'recovery_queued', job_id: jobId };
+    },
+    async close(): Promise<void> {
+      await queue.close();
+      await closeConnection(connection);
+    },
+  };
+}
 
 /** How old a re-approval's note must be before the repair takes it for one whose process stopped. */
 export const REAPPROVAL_GRACE_MS = 30_000;
@@ -122,11 +153,18 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
     async (job) => {
       const slot = /^pass-(\d+)$/.exec(job.id ?? '')?.[1];
       // A job taken before close() began is run (close() waits for it); the closed worker takes none after.
-      await tracked(runPass(slot === undefined ? null : Number(slot)));
+      const report = await tracked(runPass(slot === undefined ? null : Number(slot)));
+      // An operator's pass queued by a process without the worker role: this log line is its answer.
+      if (job.id?.startsWith(REQUESTED_PASS_PREFIX) === true) logRequested(job.id, report);
     },
     { connection: workerConnection, ...stores.bullmq, concurrency: 1 },
   );
   logWorkerErrors(worker, logger, 'recovery worker error');
+
+  function logRequested(jobId: string, report: RecoveryReport): void {
+    const counts = { settled: report.settled.length, waiting: report.waiting.length, unresolved: report.unresolved.length, skipped: report.skipped.length };
+    logger.info({ jobId, ...counts, settledEffects: report.settled.map(({ effectId, outcome }) => ({ effectId, outcome })), unresolvedEffects: report.unresolved.map(({ effectId, error }) => ({ effectId, error })) }, `the recovery pass an operator asked for (POST /v1/recover, job ${jobId}) ran: ${counts.settled} effect(s) settled, ${counts.waiting} waiting, ${counts.unresolved} unresolved, ${counts.skipped} passed over; \`interlock effect show EFFECT_ID\` shows each`);
+  }
 
   let repairing: Promise<ReapprovalRepair | null> | null = null;
   /** The re-approval repair, one at a time; a failure is logged and left to the next safety pass, never failing recovery. */

@@ -149,7 +149,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   // server that took the connection and answered nothing (rediss:// at a plain Redis) would be waited on again.
   const clusterMismatch = await clusterModeProblem(config, shownUrl(config.redisUrl));
   if (clusterMismatch !== null) throw new CliFailure(clusterMismatch, EXIT_BAD_INPUT);
-  const { createApp, createWebhookOnlyApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, loadApiLimits, metricsApp, openOpsQueues, queueCheck, replicaChecks, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
+  const { createApp, createWebhookOnlyApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, loadApiLimits, metricsApp, openOpsQueues, queueCheck, replicaChecks, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, createRecoveryRequests, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
   await warnIfUnboundedMemory(stores);
@@ -319,6 +319,13 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       // Stripe as this process reads it for proposals; asked at most every 15 s, however often /readyz is probed.
       const checks = [...storeChecks(stores), ...replicasReady, queueCheck(effects), stripeReadiness ?? stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))];
       api = { tokens, limits, stripe: apiStripe, effects, decisions, checks };
+      // An API without the worker role (compose's `api`) has no recovery of its own: an operator's pass is queued for
+      // the worker processes' recovery, which runs it and logs its report (POST /v1/recover answers 202).
+      if (recoverNow === null) {
+        const requests = createRecoveryRequests(stores);
+        closers.push({ name: 'recovery queue (operator passes)', close: () => requests.close() });
+        recoverNow = () => requests.request();
+      }
     }
     // What the metrics listener's /readyz runs once every role has started, and the API port's too in a process that
     // runs the worker or facts role: one list, so the two probes of such a process agree. A `serve` with its default
@@ -550,7 +557,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, moved, close } };
 }
 
-type ServiceFacts = { pid?: unknown; pid_start_ticks?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; retired_public_keys_file?: unknown; stopped_at?: unknown; tokens?: unknown };
+type ServiceFacts = { pid?: unknown; pid_start_ticks?: unknown; roles?: unknown; api_pid?: unknown; api_pid_start_ticks?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; retired_public_keys_file?: unknown; stopped_at?: unknown; tokens?: unknown };
 
 /** A service.json as its writer left it, and when it was written (its mtime, ms since the epoch). */
 type ServiceFile = { facts: ServiceFacts; writtenMs: number };
@@ -684,11 +691,6 @@ function runningWriter(service: ServiceFile | null): number | null {
   return mayBeWriter(pid, service) ? pid : null;
 }
 
-/** Whether another process that wrote a service.json still runs (an unusable file has no writer to keep). */
-function writerRuns(file: string): boolean {
-  return runningWriter(usableServiceFile(file)) !== null;
-}
-
 /**
  * Writes <dataDir>/service.json whole or not at all (a crash or a full disk mid-write leaves the file as it was, and a
  * command reading it meanwhile reads one or the other), 0600: it holds the API tokens.
@@ -697,11 +699,28 @@ function writeServiceFile(file: string, facts: Record<string, unknown>): void {
   writeFileWhole(file, `${JSON.stringify(facts, null, 2)}\n`, { replace: true, mode: 0o600 });
 }
 
-/** Marks this process's service.json stopped, once it stopped cleanly: commands and the next start no longer take it for a running service. */
+/**
+ * Marks this process's service.json stopped, once it stopped cleanly: commands and the next start no longer take it for
+ * a running service. An API that added itself to another writer's file (announce) takes its address out again, since
+ * that writer still runs.
+ */
 function markStopped(file: string): void {
   const facts = usableServiceFile(file)?.facts;
-  if (facts?.pid !== process.pid) return;
-  writeServiceFile(file, { ...facts, stopped_at: new Date().toISOString() });
+  if (facts?.pid === process.pid) writeServiceFile(file, { ...facts, stopped_at: new Date().toISOString() });
+  else if (facts?.api_pid === process.pid) writeServiceFile(file, { ...facts, api_pid: null, api_url: null, page_url: null });
+}
+
+/** The roles the writer of a service.json named (none in a file written before it named them). */
+function rolesOf(facts: ServiceFacts): readonly unknown[] {
+  return Array.isArray(facts.roles) ? facts.roles : [];
+}
+
+/** Whether the API that added itself to a service.json (announce) still runs: another API leaves the file to it. */
+function apiRuns(facts: ServiceFacts): boolean {
+  const pid = facts.api_pid;
+  if (typeof pid !== 'number' || pid === process.pid || !processRuns(pid)) return false;
+  const started = processStartTicks(pid);
+  return started === null || typeof facts.api_pid_start_ticks !== 'string' || started === facts.api_pid_start_ticks;
 }
 
 function portIsFree(host: string, port: number): Promise<boolean> {
@@ -937,8 +956,17 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   // A process that joined a running service (one more worker, or one more API) leaves that service's file alone: it
   // names the private Redis and the sandbox every command finds the service through. An API of its own takes the
   // file when no service that wrote it still runs.
-  const owns = embedded.redis !== null || embedded.sandbox !== null || !existsSync(file) || (service.roles.includes('api') && !writerRuns(file));
+  const current = usableServiceFile(file);
+  const writer = runningWriter(current);
+  const owns = embedded.redis !== null || embedded.sandbox !== null || !existsSync(file) || (service.roles.includes('api') && writer === null);
+  // An API that joined a running writer without the api role (a webhooks-only process started first) adds what
+  // scripts need to reach it (the README's `….tokens.support`), leaving the writer's facts, its pid first, as they
+  // are: that writer still marks the file stopped, and its private Redis is still found through it. One API only: a
+  // second one joining leaves the first's while it runs.
+  const joinsAsApi = !owns && current !== null && writer !== null && service.roles.includes('api') && !rolesOf(current.facts).includes('api') && !apiRuns(current.facts);
   if (owns) writeServiceFile(file, facts);
+  else if (joinsAsApi) writeServiceFile(file, { ...current.facts, api_pid: process.pid, api_pid_start_ticks: facts.pid_start_ticks, api_url: facts.api_url, page_url: facts.page_url, tokens: facts.tokens, try: facts.try });
+  const names = owns || joinsAsApi;
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
   if (facts.api_url !== null) lines.push(`  Page      ${facts.api_url}/ui   (sign in with a token; operators: ${facts.api_url}/admin/queues, ${facts.api_url}/metrics)`);
@@ -967,9 +995,9 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   lines.push(`  Redis     ${embedded.redis === null ? shownUrl(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${shownUrl(config.redisUrl)}`}`);
   // A process that joined a running one names that one's service.json too when it holds the same tokens (it reads them
   // from the same tokens file), so its lines off a terminal say where they are as the first process's do.
-  const tokensIn = owns || sameTokens(usableServiceFile(file)?.facts.tokens, tokens) ? file : null;
+  const tokensIn = names || sameTokens(usableServiceFile(file)?.facts.tokens, tokens) ? file : null;
   if (service.tokensFile !== null) lines.push(...tokenLines(tokens, service.tokensFile, tokensIn, config.dataDir, process.stdout.isTTY === true));
-  if (owns) lines.push(`  For scripts: ${file}`);
+  if (names) lines.push(`  For scripts: ${file}`);
   // The first steps pay with a test card: nothing to try with real money. They reach Stripe as this process does, so
   // they are printed only where that address is one another terminal reaches too (not compose's `sandbox:12111`).
   // A key that is not the sandbox's is never printed nor kept in service.json: the other terminal needs it exported,
@@ -982,7 +1010,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     lines.push('', `Try it: ${where} from here, a name other hosts may not know; under docker compose, the README's Compose section has the steps (its port is published on 127.0.0.1).`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
-  return owns ? file : null;
+  return names ? file : null;
 }
 
 /**

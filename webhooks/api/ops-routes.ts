@@ -7,10 +7,15 @@ import { performance } from 'node:perf_hooks';
 import { durabilityOf, errorCode, errorMessage, publicKeyPem, redisTurnedAway, type Stores } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { route, type Route } from './route.js';
-import { alertsList, alertsQuery, bodyErrors, DEFAULT_ALERTS_LIMIT, errorAnswer, healthAnswer, keysAnswer, recoverAnswer, recoverBody, redisErrors } from './schemas.js';
+import { alertsList, alertsQuery, bodyErrors, DEFAULT_ALERTS_LIMIT, errorAnswer, healthAnswer, keysAnswer, recoverAnswer, recoverBody, recoverQueuedAnswer, redisErrors } from './schemas.js';
 import type { ApiContext, ReadinessCheck } from './context.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
+
+/** What a process without the worker role answers a pass with: the job it queued (queues/recovery.ts QueuedPass). */
+function isQueuedPass(done: unknown): done is { object: 'recovery_queued'; job_id: string } {
+  return typeof done === 'object' && done !== null && 'object' in done && done.object === 'recovery_queued' && 'job_id' in done && typeof done.job_id === 'string';
+}
 
 /**
  * Redis answers, takes a write (writeCheck), and is durable or the operator opted out (INTERLOCK_UNSAFE_DURABILITY).
@@ -274,20 +279,23 @@ export function opsRoutes(context: ApiContext): Route[] {
       method: 'post',
       path: '/v1/recover',
       operationId: 'recover',
-      summary: 'Run one recovery pass now (operators)',
+      summary: 'Run one recovery pass now (operators): here when this process has the worker role, else on a worker process',
       permission: 'recover',
       body: recoverBody,
       optionalBody: true,
       responses: {
-        200: { description: "The pass's report: what it settled, what waits and why.", schema: recoverAnswer },
+        200: { description: "This process has the worker role and ran the pass: its report, what it settled, what waits and why.", schema: recoverAnswer },
+        202: { description: "This process has no worker role (docker compose's `api`): a pass job was added to the recovery queue, and the first worker process free runs it (none running: it waits for one). Its report is in that worker's log, under `job_id`, and in its interlock_recovery_* metrics.", schema: recoverQueuedAnswer },
         400: { description: 'The body is not valid JSON, or not an empty object (`invalid_request`); no pass was run.', schema: errorAnswer },
         ...common,
         ...bodyErrors,
-        503: { description: 'This process runs no recovery, or is stopping (`not_available`), Redis is not durable now (`redis_not_durable`), or Redis is down or did not answer in time (`redis_unavailable`); run it again once Redis answers.', schema: errorAnswer },
+        503: { description: 'This process neither runs recovery nor queues a pass (an app built without `recover`), or is stopping (`not_available`), Redis is not durable now (`redis_not_durable`), or Redis is down or did not answer in time (`redis_unavailable`); run it again once Redis answers.', schema: errorAnswer },
       },
       async handle() {
         if (!context.recover) throw apiError('not_available', 'This process runs no effects worker, so it cannot run recovery; call a process started with the worker role.');
-        return { status: 200, body: { object: 'recovery', report: await context.recover() } };
+        const done = await context.recover();
+        if (isQueuedPass(done)) return { status: 202, body: { ...done, sentence: `A recovery pass was queued as job ${done.job_id}: this process has no worker role, so a worker process runs it (it waits while none runs). That worker logs what it settled under this job id, and counts it in interlock_recovery_passes_total.` } };
+        return { status: 200, body: { object: 'recovery', report: done } };
       },
     }),
     route({

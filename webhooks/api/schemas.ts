@@ -401,6 +401,13 @@ export const listAnswer = z.object({ object: z.literal('list'), data: z.array(z.
 export const receiptAnswer = z.object({ format: z.string(), effectId: z.string(), entries: z.array(z.unknown()), head: z.unknown() }).meta({ id: 'Receipt', description: 'The signed bundle, as `interlock receipt verify` reads it.' });
 export const healthAnswer = z.object({ status: z.string(), checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().nullable(), advisory: z.literal(true).optional().meta({ description: 'A failed check that does not make the process unready (Stripe not answering).' }) })).optional() }).meta({ id: 'Health' });
 export const recoverAnswer = z.object({ object: z.literal('recovery'), report: z.unknown() }).meta({ id: 'RecoveryReport' });
+export const recoverQueuedAnswer = z
+  .object({
+    object: z.literal('recovery_queued'),
+    job_id: z.string().meta({ description: "The pass job's id on the recovery queue: the log line of the worker process that runs it names it, with what the pass settled." }),
+    sentence: z.string(),
+  })
+  .meta({ id: 'RecoveryQueued' });
 const change = z.object({ field: z.string(), was: z.unknown(), now: z.unknown() });
 export const inboxItemAnswer = z
   .object({

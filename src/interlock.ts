@@ -40,7 +40,7 @@ import { InterlockError } from './core/errors.js';
 import { compatibilityLookAlikes, latinLookAlikes, UPRIGHT_STROKE, uprightStrokes } from './core/text.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
-import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
+import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, otherDeploymentsOn, recordCreditCurrency, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
 export { entriesOfStored, LONGEST_RECONCILE_SINCE_MS, unhashedEntriesOfStored } from './redis/journal.js';
@@ -444,6 +444,55 @@ export async function enterWithKey(stores: Stores, mode: 'join' | 'check' = 'joi
   if (mode === 'check') return;
   if (recorded === 'added') stores.logger.info({ kid: stores.signingKey.kid, retiredKids: retired }, 'signing key rotated: this deployment now also signs with this key');
   if (recorded === 'unrecorded') stores.logger.warn({ kid: stores.signingKey.kid, key: stores.keys.signingKids }, `Redis is full, so this process's signing key ${stores.signingKey.kid} was not recorded as the deployment's (the process starts all the same; a later start records it). Free space or raise maxmemory (README "Retention").`);
+  // Once a process: serve enters before its roles start, then again in requireDurableIntake or startSender.
+  if (settingsCompared.has(stores)) return;
+  settingsCompared.add(stores);
+  await warnOfSettingsApart(stores, recorded);
+}
+
+/** The stores whose settings were compared with their deployment's (enterWithKey). */
+const settingsCompared = new WeakSet<Stores>();
+
+/**
+ * Warns of what a process set apart from the rest of its deployment would do wrong without a word, none of which
+ * refuses its start: a key the deployment signed with that it cannot verify (every receipt that key signed reads as
+ * invalid here), credits given in another currency (each one is refused as stale by whichever side did not decide it),
+ * and, as the first process on its key prefix, the other deployments' prefixes on the same Redis (a mistyped
+ * INTERLOCK_KEY_PREFIX starts an empty deployment that none of its services share).
+ */
+async function warnOfSettingsApart(stores: Stores, recorded: Awaited<ReturnType<typeof enterDeployment>>): Promise<void> {
+  const { config, keys, logger } = stores;
+  const { redis } = innerOf(stores);
+  const deployment = await deploymentKeysOf(stores).read();
+  for (const kid of deployment.kids.filter((one) => !stores.publicKeys.has(one))) {
+    const advice =
+      kid === deployment.newest
+        ? `It is the key the deployment rotated to last: give this process that key (INTERLOCK_SIGNING_KEY_FILE) and the retired keys file the others have (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as step 3 of README "Rotating the signing key" says, and restart it.`
+        : `Set INTERLOCK_RETIRED_PUBLIC_KEYS_FILE to the file holding its public half (the retired keys file the deployment's other processes have; README "Rotating the signing key", step 3) and restart this process. If the deployment stopped trusting that key on purpose, it is dropped from the record with \`npx interlock keys adopt\` (step 6).`;
+    logger.warn(
+      { kid, verifiesWith: [...stores.publicKeys.keys()], key: keys.signingKids },
+      `The deployment on this Redis with key prefix ${config.keyPrefix} signed entries with ${kid}, a key it recorded but this process was not given: every receipt that key signed reads as invalid here ("signed with an unknown key": receipt_valid false in the API, "Receipt does NOT verify" on the page, effect show), and GET /v1/keys does not list it. ${advice}`,
+    );
+  }
+  const currencyBefore = await recordCreditCurrency(redis, keys.creditCurrency, config.creditCurrency);
+  if (currencyBefore !== null) {
+    logger.warn(
+      { creditCurrency: config.creditCurrency, deploymentCreditCurrency: currencyBefore, key: keys.creditCurrency },
+      `This process gives credits in ${config.creditCurrency} (INTERLOCK_CREDIT_CURRENCY), but the deployment on this Redis with key prefix ${config.keyPrefix} gave them in ${currencyBefore} (the setting of its process started last before this one): a credit decided in one currency is refused by a worker set to the other (REFUSED:stale_premise), so set INTERLOCK_CREDIT_CURRENCY to the same value on every process (api, worker, and the shells that run \`interlock credit\`). If ${config.creditCurrency} is a mistake, set ${currencyBefore} on this process and restart it; if the change to ${config.creditCurrency} is meant, restart every process with it: credits decided in ${currencyBefore} and not sent yet will be refused as stale and must be decided again in ${config.creditCurrency}. This process recorded ${config.creditCurrency} as the deployment's currency.`,
+    );
+  }
+  // Only a serve process that begins a deployment: serve enters before it holds the deployment marker, so none there
+  // yet means nothing ever started on this prefix (a marker beside a first key: a deployment older than the key
+  // record). A command (`recover`) or an embedding's startSender holds the marker first, and is not warned.
+  if (recorded !== 'first' || (await redis.exists(keys.deployment)) === 1) return;
+  const others = await otherDeploymentsOn(redis, config.keyPrefix);
+  if (others === null || others.prefixes.length === 0) return;
+  const named = others.prefixes.slice(0, 10);
+  const more = others.prefixes.length > named.length ? ` and ${others.prefixes.length - named.length} more` : '';
+  logger.warn(
+    { keyPrefix: config.keyPrefix, otherPrefixes: named, everyKeyLooked: others.complete, key: keys.deployment },
+    `This process starts a new, empty deployment on key prefix ${config.keyPrefix} (INTERLOCK_KEY_PREFIX): nothing was recorded under it before, while this Redis holds the deployments of key prefix ${named.join(', ')}${more}. If this process belongs to one of those, its INTERLOCK_KEY_PREFIX is mistyped and it works alone: proposals made through that deployment's API are never sent by it, and nothing it records is seen there. Stop it, give it its deployment's INTERLOCK_KEY_PREFIX and start it again; if a new deployment beside them is meant, nothing needs doing.`,
+  );
 }
 
 /** The stores' deployment's record of its signing keys (redis/durability.ts createDeploymentKeys), for `interlock keys adopt`. */

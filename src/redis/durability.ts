@@ -20,6 +20,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { InterlockError } from '../core/errors.js';
 import { isRedisOutage, redisTurnedAway, writableNodesNow, type RedisClient } from './client.js';
+import { DEPLOYMENT_MARKER_MATCH, prefixOfDeploymentMarker } from './keys.js';
 import { createScriptRunner } from './scripts.js';
 
 /** How long a check waits for a cluster's slot map (writableNodesNow). */
@@ -277,6 +278,60 @@ export async function enterDeployment(redis: RedisClient, where: { key: string; 
   }
   if (reply.status === 'OK') return reply.recorded;
   throw new DeploymentKeyError(where, kid, retired, reply.kids, reply.newest === false ? null : reply.newest);
+}
+
+/**
+ * Records `currency` (INTERLOCK_CREDIT_CURRENCY) as the one the deployment gives credits in (keys.ts creditCurrency),
+ * and returns the one recorded before when it was another: the processes of one deployment set differently decide
+ * credits in one currency and send them in another, which refuses every one as stale. The last process started records
+ * its own, so a deliberate change is warned of by the first process restarted with it, not by every start after. Read
+ * first, so a restart with the same currency writes nothing (a Redis at its memory limit refuses every write, and such
+ * a restart must still start); a full Redis refusing the write (OOM) is not recorded: null.
+ */
+export async function recordCreditCurrency(redis: RedisClient, key: string, currency: string): Promise<string | null> {
+  const found = await redis.get(key);
+  if (found === currency) return null;
+  try {
+    const before = (await redis.call('SET', key, currency, 'GET')) as string | null;
+    return before === null || before === currency ? null : before;
+  } catch (error) {
+    if (redisTurnedAway(error) === 'OOM') return null;
+    throw error;
+  }
+}
+
+/** How many keys a start looks through at most for other deployments' markers (otherDeploymentsOn), on each master. */
+export const MARKER_SCAN_KEYS = 5_000;
+
+/**
+ * The key prefixes of the other deployments on this Redis: those whose marker (keys.ts deployment) a SCAN of at most
+ * `scanKeys` keys per master finds, sorted, `ownPrefix` left out. Once at a start, so bounded: on a Redis holding more
+ * keys some are missed (`complete` false). Advice only, never a refusal, so a Redis that refuses SCAN (an ACL) or a
+ * cluster whose slot map cannot be read answers null.
+ */
+export async function otherDeploymentsOn(redis: RedisClient, ownPrefix: string, scanKeys = MARKER_SCAN_KEYS): Promise<{ prefixes: string[]; complete: boolean } | null> {
+  const found = new Set<string>();
+  let complete = true;
+  try {
+    const { nodes } = await writableNodesNow(redis, SLOT_MAP_TIMEOUT_MS);
+    for (const node of nodes) {
+      let cursor = '0';
+      let looked = 0;
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', DEPLOYMENT_MARKER_MATCH, 'COUNT', 1000);
+        cursor = next;
+        looked += 1000;
+        for (const key of keys) {
+          const prefix = prefixOfDeploymentMarker(key);
+          if (prefix !== null && prefix !== ownPrefix) found.add(prefix);
+        }
+      } while (cursor !== '0' && looked < scanKeys);
+      if (cursor !== '0') complete = false;
+    }
+  } catch {
+    return null;
+  }
+  return { prefixes: [...found].sort(), complete };
 }
 
 /**

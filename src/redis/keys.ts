@@ -36,6 +36,17 @@ function assertApprovalId(approvalId: string): string {
   return approvalId;
 }
 
+/** What follows the key prefix in a deployment's marker (createKeys `deployment`). */
+const DEPLOYMENT_MARKER_TAIL = ':{~index}:deployment';
+
+/** The SCAN pattern of every deployment's marker on a Redis, whatever its key prefix (`{` and `~` match themselves). */
+export const DEPLOYMENT_MARKER_MATCH = `*${DEPLOYMENT_MARKER_TAIL}`;
+
+/** The key prefix of the deployment whose marker is `key`, or null when `key` is no deployment marker. */
+export function prefixOfDeploymentMarker(key: string): string | null {
+  return key.endsWith(DEPLOYMENT_MARKER_TAIL) && key.length > DEPLOYMENT_MARKER_TAIL.length ? key.slice(0, -DEPLOYMENT_MARKER_TAIL.length) : null;
+}
+
 export function createKeys(prefix = 'interlock') {
   const tagged = (partition: string) => `${prefix}:{${assertPartition(partition)}}`;
   const index = `${prefix}:{~index}`;
@@ -83,7 +94,7 @@ export function createKeys(prefix = 'interlock') {
      * durability monitor reads it again at every check: gone or changed means Redis lost its data under the running
      * process (redis/durability.ts holdDeploymentMarker).
      */
-    deployment: `${index}:deployment`,
+    deployment: `${prefix}${DEPLOYMENT_MARKER_TAIL}`,
     /**
      * SET of kids: the keys this deployment signs with, the first process's and each one rotated to
      * (enter-deployment-2.lua). A process signing with none of them, not holding the newest as retired, is refused at
@@ -95,6 +106,12 @@ export function createKeys(prefix = 'interlock') {
      * (enter-deployment-2.lua; a count that no longer matches: an earlier release rotated since).
      */
     signingKidNewest: `${index}:signing-kid-newest`,
+    /**
+     * STRING: the currency this deployment gives credits in (INTERLOCK_CREDIT_CURRENCY), as the last process started
+     * with it had it: its first process writes it, and one started with another writes its own and warns, naming both
+     * (redis/durability.ts recordCreditCurrency). Never refuses a start: a change of currency is allowed.
+     */
+    creditCurrency: `${index}:credit-currency`,
     /** HASH alert id -> alert JSON (redis/alerts.ts). */
     alerts: `${index}:alerts`,
     /** ZSET alert id -> when it was raised. */

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/core/effect-id.js';
 import { ProposalError } from '../../src/core/proposal.js';
-import { refundProposal, worldWithNode, type TestNode, type World } from '../support/harness.js';
+import { keysWrittenUnder, refundProposal, worldWithNode, type TestNode, type World } from '../support/harness.js';
 
 describe('bad input', () => {
   let world: World;
@@ -19,7 +19,7 @@ describe('bad input', () => {
     const proposal: Record<string, unknown> = { ...refundProposal({ approval: 'ap_x' }) };
     delete proposal.approval;
     await expect(node.gate.submit(proposal)).rejects.toThrow(/approval/);
-    const written = (await redis.keys(`${world.config.keyPrefix}:*`)).filter((key) => !key.includes(':heartbeat:') && !key.endsWith(':deployment') && !key.endsWith(':signing-kids') && !key.endsWith(':signing-kid-newest'));
+    const written = (await keysWrittenUnder(redis, world.config.keyPrefix));
     expect(written).toEqual([]);
   });
 

@@ -7,7 +7,7 @@ import { ProposalError } from '../../src/core/proposal.js';
 import type { Target } from '../../src/core/target.js';
 import { verify } from '../../src/core/verify.js';
 import type { Approvals } from '../../src/redis/approvals.js';
-import { kill, refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
+import { keysWrittenUnder, kill, refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
 import { FACTS, PAYMENT, crashedBeforeSend, entryKinds, gateWith, gateWorld, grant, openState, submitAndCrash, untilRedisTime, verifiedReceipt } from './gate-support.js';
 
 let world: World;
@@ -18,7 +18,7 @@ afterEach(async () => {
 async function keysWritten(): Promise<string[]> {
   const redis = new Redis(world.config.redisUrl);
   try {
-    return (await redis.keys(`${world.config.keyPrefix}:*`)).filter((key) => !key.includes(':heartbeat:') && !key.endsWith(':deployment') && !key.endsWith(':signing-kids') && !key.endsWith(':signing-kid-newest'));
+    return (await keysWrittenUnder(redis, world.config.keyPrefix));
   } finally {
     await redis.quit();
   }

@@ -160,3 +160,13 @@ export async function refundsSubmittedTogether(world: World, node: TestNode, cou
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** What a process writes under its prefix as it starts (its heartbeat, the deployment's marker, signing keys and credit currency), whatever it is asked. */
+function writtenAtStart(key: string): boolean {
+  return key.includes(':heartbeat:') || key.endsWith(':deployment') || key.endsWith(':signing-kids') || key.endsWith(':signing-kid-newest') || key.endsWith(':credit-currency');
+}
+
+/** Every key under `prefix` but those a process writes as it starts: what requests wrote. */
+export async function keysWrittenUnder(redis: Redis, prefix: string): Promise<string[]> {
+  return (await redis.keys(`${prefix}:*`)).filter((key) => !writtenAtStart(key));
+}

@@ -142,8 +142,26 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
   // worker's heartbeat could lapse (fenceSend): nothing of it leaves after.
   let watched = false;
   let aborted = false;
+  // Set once the gate stopped waiting (the deadline, an abort): no request of the send passes beforeWrite after, so
+  // what the gate answered then stays true.
+  let givenUp = false;
+  // Set once a request passed beforeWrite, the last step before it leaves: from then on its bytes may be out, and a
+  // send the gate stops waiting for has an unknown outcome. Until then nothing was written (a target's reads before
+  // its write change nothing), and the send is answered as fenced.
+  let writing = false;
   const mayLeave = () => {
     if (aborted || (watched && heartbeatNearLapse(ctx))) throw new SendFenced("this worker's heartbeat could lapse before the request is answered (no beat reached Redis for most of its TTL)");
+  };
+  const holdsClaim = async () => {
+    try {
+      return await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch);
+    } catch (error) {
+      if (error instanceof ProcessCrash) throw error;
+      // Redis did not answer (a dropped connection, a failover): the request is held, as when the claim was lost.
+      const fenced = new SendFenced(`could not ask Redis whether this worker still holds the claim before the request left (${quoteError(error)}); nothing was sent`);
+      fenced.cause = error;
+      throw fenced;
+    }
   };
   const context: SendContext = {
     requestId,
@@ -153,12 +171,13 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     async beforeWrite() {
       if (deadlineAt - performance.now() <= 0) throw new SendFenced('the send deadline passed before the request could leave');
       mayLeave();
-      if (!(await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch))) {
+      if (!(await holdsClaim())) {
         throw new SendFenced('this worker lost its claim before the request left (it stalled or was paused, and another worker took over)');
       }
-      if (deadlineAt - performance.now() <= 0) throw new SendFenced('the send deadline passed before the request could leave');
+      if (givenUp || deadlineAt - performance.now() <= 0) throw new SendFenced('the send deadline passed before the request could leave');
       // The claim's answer may have come after the heartbeat's bound (Redis away): the send was aborted meanwhile.
       mayLeave();
+      writing = true;
     },
   };
   // No send of this worker may be in progress once its heartbeat key could have lapsed: the gate aborts the sends in
@@ -175,7 +194,7 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     if (heartbeat.aliveFor() < heartbeat.ttlMs / 2) return { fenced: "this worker's heartbeat could not be renewed before the send (another process beats under its worker id); nothing left" };
   }
   const remaining = context.timeLeftMs();
-  if (remaining <= 0) return { unknown: new Error('the send deadline passed before the request could start') };
+  if (remaining <= 0) return { fenced: 'the send deadline passed before the request could start; nothing left' };
   const armsBefore = watchdogArms();
   const disarm = ctx.watchdog?.arm(deadlineAt);
   // With INTERLOCK_SEND_WATCHDOG=0 no thread watches the send, and nothing aborts it for the heartbeat (README).
@@ -191,7 +210,13 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
   const abortSends = target.abortSends?.bind(target);
   try {
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the target did not answer within the send deadline (${target.sendTimeoutMs} ms)`)), remaining);
+      timer = setTimeout(() => {
+        givenUp = true;
+        // No request passed beforeWrite (Redis slow to answer the claim check, a read before the write running long):
+        // nothing was written, and none will be.
+        if (!writing) reject(new SendFenced(`the send deadline (${target.sendTimeoutMs} ms) passed before any request of it left (its last check, or a read before it, was still running); nothing was sent`));
+        else reject(new Error(`the target did not answer within the send deadline (${target.sendTimeoutMs} ms)`));
+      }, remaining);
       // Aborted as at the deadline: the gate stops waiting, nothing more of it leaves (beforeWrite, timeLeftMs), the
       // target closes its requests still open (one still connecting would otherwise write its body after the lapse,
       // past the settle margin recovery counts from it), and only then is its slot freed, so the watchdog leaves the
@@ -201,6 +226,7 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
       if (watched && abortSends !== undefined) {
         unfence = fenceSend(ctx, () => {
           aborted = true;
+          givenUp = true;
           try {
             abortSends();
           } catch (error) {
@@ -211,7 +237,8 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
             );
           }
           if (!keepArmed) disarm?.();
-          reject(new Error(`the send was aborted: ${lapseReason(heartbeat)}, and no send may be in progress once its key could be gone; its outcome is unknown`));
+          if (!writing) reject(new SendFenced(`the send was aborted before any request of it left: ${lapseReason(heartbeat)}, and no send may be in progress once its key could be gone; nothing was sent`));
+          else reject(new Error(`the send was aborted: ${lapseReason(heartbeat)}, and no send may be in progress once its key could be gone; its outcome is unknown`));
         });
       }
     });

@@ -807,6 +807,13 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   const passHolding = async (token: string, askedAt: number, turn: Extract<ReconcileTurn, { status: 'OK' }>): Promise<ReconcilePass> => {
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
     const { window } = turn;
+    // A catch-up the version before left part way (it kept its window in memory only) is taken up from where it stood.
+    // On the watch list, it had not come to the effects-by-time part of its window, whose start is known nowhere: the
+    // window reads that part from the position's time on only.
+    if (window?.takenUp != null) {
+      if (window.takenUp.list === 'watch') stores.logger.warn({ stoodAt: window.takenUp, readsFrom: new Date(window.since).toISOString() }, "the reconciliation passes stood before the horizon, where a catch-up of the version before stopped part way; the catch-up's window reaches back to there, but effects bound before readsFrom that it had not come to are not re-read: run `npx interlock reconcile --since <window>` with a window reaching back to when the deployment went down");
+      else stores.logger.info({ stoodAt: window.takenUp, readsFrom: new Date(window.since).toISOString() }, "the reconciliation passes stood before the horizon, where a catch-up of the version before stopped part way; the catch-up's window reaches back to there, so the effects it had not come to are re-read now");
+    }
     if (window?.opened === true && window.lastEnded !== null && turn.now - window.lastEnded > options.intervalMs) stores.logger.info({ lastPassEnded: new Date(window.lastEnded).toISOString(), readsFrom: new Date(window.since).toISOString() }, 'no reconciliation pass ended for longer than the interval; the pass at start reads back to the horizon as of the last one, so the effects that left the horizon meanwhile are re-read too');
     let ended: { report: ReconcileReport; slowDown: SlowDown | null; cutShort: boolean; readThrough: boolean; position: WatchPosition | null; failedInARow: number };
     try {

@@ -218,9 +218,11 @@ export type ReconcileCursor = { position: WatchPosition | null; failedInARow: nu
 /**
  * The deployment's catch-up window (keys.reconcileCursor `catchUpFrom`, take-reconcile-lease-2.lua): the Redis ms the
  * passes read from until one has read through to the last effect; `opened`, whether this turn opened it (the passes
- * start over at its oldest effect); `lastEnded`, when the last pass ended before (Redis ms; null before the first).
+ * start over at its oldest effect); `lastEnded`, when the last pass ended before (Redis ms; null before the first);
+ * `takenUp`, where the passes stood when this turn opened it back to there, before the horizon as of the last pass
+ * (a catch-up the version before left part way), else null.
  */
-export type CatchUpWindow = { since: number; opened: boolean; lastEnded: number | null };
+export type CatchUpWindow = { since: number; opened: boolean; lastEnded: number | null; takenUp: WatchPosition | null };
 
 /**
  * A request to run a reconciliation pass (take-reconcile-lease-2.lua): OK with the lease and the cursor; HELD while
@@ -721,12 +723,14 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * Asks for the reconciliation lease (take-reconcile-lease-2.lua): `token` is the asking pass's own random token,
      * held for `leaseMs` unless renewed; `gapMs`, for a pass on the schedule, the least time since the last pass
      * began (null for a pass asked for now). `catchUp`, for a process's pass at start, opens the catch-up window
-     * unless one is open: back to `horizonMs` before the last pass ended, never further back than `furthestMs`.
+     * unless one is open: back to `horizonMs` before the last pass ended, or to where the passes stand when that is
+     * further back, never further back than `furthestMs`. While a window is open, the cursor's position is the one a
+     * pass of that window wrote, else none (the passes start the window over at its oldest effect).
      */
     async takeReconcileLease(token: string, leaseMs: number, gapMs: number | null, catchUp: { horizonMs: number; furthestMs: number } | null = null): Promise<ReconcileTurn> {
-      const reply = await call<{ status: 'OK'; now: number; position: string; failedInARow: number; catchUpFrom: number; opened: boolean; endedAt: number } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number }>('take-reconcile-lease-2', [keys.reconcileLease, keys.reconcileCursor], [token, Math.ceil(leaseMs), gapMs === null ? '' : Math.floor(gapMs), catchUp === null ? '' : Math.floor(catchUp.horizonMs), catchUp === null ? '' : Math.floor(catchUp.furthestMs)]);
+      const reply = await call<{ status: 'OK'; now: number; position: string; failedInARow: number; catchUpFrom: number; opened: boolean; endedAt: number; takenUp: string } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number }>('take-reconcile-lease-2', [keys.reconcileLease, keys.reconcileCursor], [token, Math.ceil(leaseMs), gapMs === null ? '' : Math.floor(gapMs), catchUp === null ? '' : Math.floor(catchUp.horizonMs), catchUp === null ? '' : Math.floor(catchUp.furthestMs), RECENT_COMMIT_MS]);
       if (reply.status !== 'OK') return reply;
-      const window = reply.catchUpFrom > 0 ? { since: reply.catchUpFrom, opened: reply.opened, lastEnded: reply.endedAt > 0 ? reply.endedAt : null } : null;
+      const window = reply.catchUpFrom > 0 ? { since: reply.catchUpFrom, opened: reply.opened, lastEnded: reply.endedAt > 0 ? reply.endedAt : null, takenUp: watchPositionOf(reply.takenUp) } : null;
       return { status: 'OK', now: reply.now, cursor: { position: watchPositionOf(reply.position), failedInARow: reply.failedInARow }, window };
     },
 

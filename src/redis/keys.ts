@@ -74,11 +74,15 @@ export function createKeys(prefix = 'interlock') {
      * HASH: where the scheduled reconciliation passes stand, shared by every facts process (queues/facts.ts
      * startReconciler): `position` (JSON of journal.ts WatchPosition; absent: the next pass starts at the oldest),
      * `failedInARow` (failed re-reads the last pass ended on), `startedAt` and `endedAt` (Redis ms the last finished pass began and ended),
-     * `notBefore` (Redis ms before which no scheduled pass starts: Stripe's Retry-After) and `catchUpFrom` (Redis ms
-     * the passes read from while the catch-up's window is open; absent: they read the horizon). Written only by the
-     * holder of reconcileLease: at the end of its pass (end-reconcile-pass-2.lua, which closes the window once a pass
-     * read through to the last effect), and by a catch-up as it takes the lease (take-reconcile-lease-2.lua, which
-     * opens the window unless one is open, and starts the passes over at its oldest effect).
+     * `notBefore` (Redis ms before which no scheduled pass starts: Stripe's Retry-After), `catchUpFrom` (Redis ms
+     * the passes read from while the catch-up's window is open; absent: they read the horizon) and `positionWindow`
+     * (the `catchUpFrom` the position was read under, '' for none, a space, then the position as `position` holds it:
+     * written with every position by this version's scripts, never by a version before, so while a window is open the
+     * passes go on only from a position one of its passes wrote, and start it over at its oldest effect otherwise).
+     * Written only by the holder of reconcileLease: at the end of its pass (end-reconcile-pass-2.lua, which closes the
+     * window once a pass read through to the last effect), and by a catch-up as it takes the lease
+     * (take-reconcile-lease-2.lua, which opens the window unless one is open, back to the position when that lies
+     * before the horizon as of the last pass, and starts the passes over at its oldest effect).
      */
     reconcileCursor: `${index}:reconcile-cursor`,
     /**

@@ -4,7 +4,10 @@
 -- pass its process's stop cut short (a start of 0) records where it got to and leaves `endedAt` as the last pass
 -- that ended left it, so a deployment whose facts processes keep stopping mid-pass shows its lag growing.
 -- A pass that read through to the last effect (ARGV[6]) closes the catch-up window (`catchUpFrom`,
--- take-reconcile-lease-2.lua): the passes since it opened, whichever process ran them, have read all of it.
+-- take-reconcile-lease-2.lua): the passes since it opened, whichever process ran them, have read all of it. The
+-- position is written with the window it was read under (`positionWindow`: the window's start, '' for none, a space,
+-- the position), which the version before never writes: while a window is open, the passes go on only from a
+-- position a pass of that window wrote.
 -- KEYS[1] lease string   KEYS[2] reconcile cursor hash
 -- ARGV[1] token   ARGV[2] position, JSON ('' for none: the next pass starts at the oldest)   ARGV[3] failed re-reads
 --   in a row the pass ended on   ARGV[4] Redis ms the pass began, '0' for a pass cut short (it did not end)
@@ -21,5 +24,6 @@ end
 redis.call('HSET', KEYS[2], 'failedInARow', ARGV[3], 'startedAt', ARGV[4], 'notBefore', tostring(now + tonumber(ARGV[5])))
 if tonumber(ARGV[4]) ~= 0 then redis.call('HSET', KEYS[2], 'endedAt', now) end
 if ARGV[6] == '1' then redis.call('HDEL', KEYS[2], 'catchUpFrom') end
+redis.call('HSET', KEYS[2], 'positionWindow', hget_str(KEYS[2], 'catchUpFrom') .. ' ' .. ARGV[2])
 redis.call('DEL', KEYS[1])
 return reply({ status = 'OK', now = now })

@@ -23,6 +23,7 @@ import { buildOpenApi } from './api/openapi.js';
 import { opsRoutes, storeChecks } from './api/ops-routes.js';
 import { createRateLimiter } from './api/rate-limit.js';
 import { route, type Method, type Route } from './api/route.js';
+import { openApiDocument } from './api/schemas.js';
 import { WEBHOOK_PATH } from './stripe-route.js';
 import { DASHBOARD_PATH, queueDashboard } from './ops/dashboard.js';
 import { createFailedSignIns, FAILED_SIGN_INS } from './ui/failed-sign-ins.js';
@@ -264,7 +265,7 @@ export function createApp(deps: AppDeps): Express {
     operationId: 'openapi',
     summary: 'This document',
     permission: null,
-    responses: { 200: { description: 'The OpenAPI 3.1 document of this API.' } },
+    responses: { 200: { description: 'The OpenAPI 3.1 document of this API.', schema: openApiDocument } },
     async handle() {
       return { status: 200, body: document, verbatim: true };
     },

@@ -1,7 +1,9 @@
 // Rule: every operation of GET /v1/openapi.json lists the 500 `internal` the service answers by design (a fault of its
 // own: a sentence and the request id), and every operation that takes a token the 401 it answers without one, each
 // with the Error schema; the Error schema's `code` is one of the error registry's codes, so a client can switch on it.
-// No operation listed a 500, and `code` was any string.
+// No operation listed a 500, and `code` was any string. Also: every operation that takes a token lists the 404 a
+// request carrying a Stripe-Signature gets before the token is asked for, its 401 in `authenticate`'s words (a
+// route's own text had replaced them), and GET /v1/openapi.json its body.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +34,24 @@ describe('errors the document lists', () => {
     }
     expect(operations().length).toBeGreaterThanOrEqual(20);
     expect(missing).toEqual([]);
+  });
+
+  it('every operation that takes a token lists the Stripe-Signature 404 and the 401 in authenticate\'s words', async () => {
+    const wrong: string[] = [];
+    for (const { path, method, operation } of operations()) {
+      if (operation.security?.length === 0) continue;
+      const described = (status: string) => (operation.responses[status] as { description?: string } | undefined)?.description ?? '';
+      if (!described('404').includes('Stripe-Signature')) wrong.push(`${method.toUpperCase()} ${path} 404`);
+      if (!described('401').includes('`unauthenticated`')) wrong.push(`${method.toUpperCase()} ${path} 401`);
+    }
+    expect(wrong).toEqual([]);
+    // As the service answers it: a token route, a token or not, a Stripe-Signature header.
+    const answer = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).set('stripe-signature', 't=1,v1=x').send(approvalBody());
+    expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status: 404, code: 'not_found' });
+  });
+
+  it('GET /v1/openapi.json documents its body', () => {
+    expect(doc.paths['/v1/openapi.json']?.['get']?.responses['200']?.content?.['application/json'].schema).toBeDefined();
   });
 
   it("the Error schema's code is exactly the registry's codes", () => {

@@ -28,7 +28,8 @@ function schemaOf(schema: z.ZodType): JsonSchema {
 /**
  * What every operation may answer whatever its own responses say: a fault of the service (errors.ts asApiError: any
  * error the registry does not name), and on a route that takes a token, the 401 and 429 `authenticate` answers before
- * it runs (the 429 in its words, whatever a route's own 429 said: only `authenticate` answers it).
+ * it runs (in its words, whatever a route's own said: only `authenticate` answers them) and the 404 a request carrying
+ * a Stripe-Signature gets before that.
  */
 const FAULT: ResponseDoc = { description: 'A fault of the service (`internal`): the message is a sentence with the request id, under which the service log holds the detail; nothing else of the fault is said.', schema: errorAnswer };
 const UNAUTHENTICATED: ResponseDoc = { description: 'No bearer token, an unknown one, or an Authorization header not of the form `Bearer <token>` (`unauthenticated`).', schema: errorAnswer };
@@ -39,9 +40,15 @@ const RATE_LIMITED: ResponseDoc = {
   schema: errorAnswer,
 };
 
+/** What a request carrying a Stripe-Signature is answered on a route that takes a token, before the token is asked for (app.ts stripeEventElsewhere). */
+const STRIPE_EVENT_HERE = 'A request carrying a Stripe-Signature header (`not_found`): Stripe\'s events are taken at POST /webhooks/stripe only, and the message names the `stripe listen --forward-to` line to use.';
+
 function responsesOf(route: Route): Record<number, ResponseDoc> {
   if (route.permission === null) return { ...route.responses, 500: route.responses[500] ?? FAULT };
-  return { 401: UNAUTHENTICATED, ...route.responses, 429: RATE_LIMITED, 500: route.responses[500] ?? FAULT };
+  // The 401 and the 429 in `authenticate`'s words, whatever a route's own said: only it answers them.
+  const own404 = route.responses[404];
+  const notFound: ResponseDoc = own404 === undefined ? { description: STRIPE_EVENT_HERE, schema: errorAnswer } : { ...own404, description: `${own404.description} Also: ${STRIPE_EVENT_HERE}` };
+  return { ...route.responses, 401: UNAUTHENTICATED, 404: notFound, 429: RATE_LIMITED, 500: route.responses[500] ?? FAULT };
 }
 
 function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): JsonSchema[] {

@@ -487,3 +487,6 @@ export const bodyErrors = {
 export const redisErrors = {
   503: { description: 'Redis is down, turned the request away or did not answer in time (`redis_unavailable`); nothing was changed. Send it again shortly.', schema: errorAnswer },
 };
+
+/** The answer of GET /v1/openapi.json: this document itself, an OpenAPI 3.1 object. */
+export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }).meta({ id: 'OpenApiDocument', description: 'An OpenAPI 3.1 document: this one.' });

@@ -80,7 +80,12 @@ export function createRecover(ctx: GateContext) {
       // A pass with no queue to put jobs on (`interlock recover`, a library's loop) cannot queue it: the service's
       // recovery does. It is left for later (a grace period on: a loop without a queue is not woken more often).
       if (outbox === 'no-queue') return { kind: 'skipped', effectId, reason: "recorded, never queued: this pass has no queue to put its job on; the service's recovery queues it (start the service if it is stopped)", retryAt: now + OUTBOX_GRACE_MS };
-      if (outbox === 'young') return { kind: 'skipped', effectId, reason: 'recorded: its outbox entry stays until its job judges it, and a pass with the queue looks at it once it is past the grace' };
+      // Unjudged, so its money may still move: left for later, with when its grace ends (the pass's `nextAt`, and
+      // `interlock recover`'s exit 4), like the one never queued.
+      if (outbox === 'young') {
+        const bound = indexed.filter(({ entry }) => isOutboxEntry(entry)).map(({ boundAt }) => boundAt);
+        return { kind: 'skipped', effectId, reason: 'recorded: its outbox entry stays until its job judges it, and a pass with the queue looks at it once it is past the grace', retryAt: (bound.length === 0 ? now : Math.min(...bound)) + OUTBOX_GRACE_MS };
+      }
       return { kind: 'skipped', effectId, reason: await notOpenReason(effectId, partition, outbox, requeue) };
     }
     let reason: 'own' | 'expired' | 'owner-dead';

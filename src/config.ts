@@ -266,7 +266,9 @@ export function unknownSettings(env: NodeJS.ProcessEnv): UnknownSetting[] {
     .sort()
     .map((variable) => {
       // The fewest edits; of equals, the one that begins with the variable (a suffix left out, as _FILE was), then by name.
-      const ranked = INTERLOCK_SETTINGS.map((name) => ({ name, edits: editDistance(variable, name), extends: name.startsWith(variable) ? 0 : 1 })).sort((a, b) => a.edits - b.edits || a.extends - b.extends || a.name.localeCompare(b.name));
+      // Letters are compared in one case: INTERLOCK_key_prefix is INTERLOCK_KEY_PREFIX typed in the wrong case.
+      const typed = variable.toUpperCase();
+      const ranked = INTERLOCK_SETTINGS.map((name) => ({ name, edits: editDistance(typed, name), extends: name.startsWith(typed) ? 0 : 1 })).sort((a, b) => a.edits - b.edits || a.extends - b.extends || a.name.localeCompare(b.name));
       return { variable, nearest: ranked[0]?.name ?? '' };
     });
 }

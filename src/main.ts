@@ -66,7 +66,7 @@ import {
 import { createProgram, runProgram, StoppedBySignal } from './cli/program.js';
 import { conflictAnswer, describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown, warnIfJournalDoesNotVerify } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
-import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
+import { REDIS_URL_ADVICE, SERVICE_FILE, fellBackNote, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, shellWord, startLine } from './cli/command-lines.js';
 import { tokenLines } from './cli/token-lines.js';
 import { secretHint } from './core/redact.js';
@@ -1214,7 +1214,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     // The approval's rules hold here as on the support API: it must exist (its four-eyes rule is written with it:
     // exit 2), and the agent named may not be the one who approved or granted it when it asked for a second person
     // (exit 1). Nothing is recorded otherwise.
-    if ((await cli.stores.approvals.describe(options.approval)).snapshot === null) throw new CliFailure(`No approval ${options.approval}; nothing was recorded. Grant it first (interlock approvals grant), then propose under it.`, EXIT_BAD_INPUT);
+    if ((await cli.stores.approvals.describe(options.approval)).snapshot === null) throw new CliFailure(noApproval(options.approval, 'nothing was recorded', cli.config, 'Grant it first (interlock approvals grant), then propose under it.'), EXIT_BAD_INPUT);
     await checkFourEyes(cli.stores, options.approval, [options.agent]);
     const effectId = effectIdFor({ requestId: options.request, effect });
     const premises = await readAtStripe(() => stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 }));
@@ -1298,6 +1298,15 @@ function caseExit(view: Pick<CaseView, 'state' | 'outcome' | 'final_money' | 're
   }
 }
 
+/**
+ * No approval `id` for a refund or a case. Read from the default Redis the command fell back to, it says where it
+ * looked instead of advising a grant: one made there would be on a Redis no service reads.
+ */
+function noApproval(id: string, nothing: string, config: Parameters<typeof fellBackNote>[0], grant: string): string {
+  const note = fellBackNote(config);
+  return note === null ? `No approval ${id}; ${nothing}. ${grant}` : `No approval ${id}; ${nothing}. ${note}`;
+}
+
 /** Validates a case (bad input exits 2 and stores nothing), stores and queues it, and with --wait waits for it. */
 async function submitCase(options: CaseOptions): Promise<void> {
   const missing = (['case', 'story', 'approval'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
@@ -1307,7 +1316,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
   // The case is queued, not recorded: the service's decisions worker records its proposal, with the service's key.
   await withStores(async (cli) => {
     const { snapshot, now, revokedBy } = await cli.stores.approvals.describe(submission.approval);
-    if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
+    if (snapshot === null) throw new CliFailure(noApproval(submission.approval, 'nothing was queued', cli.config, 'Grant it first (interlock approvals grant).'), EXIT_BAD_INPUT);
     if (snapshot.scope !== caseScope(submission)) throw new CliFailure(`Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}; nothing was queued.`, EXIT_BAD_INPUT);
     // A new case under an approval that ended could only be decided into money the gate refuses, its case id spent (as
     // the support API refuses it, approval_not_live); a case stored already is answered as it stands.

@@ -4,7 +4,7 @@ import { identifier } from '../core/text.js';
 import { approvalRoom, GRANT_LIMITS, SUBJECT } from '../core/approval.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
-import { withStores } from './stores.js';
+import { fellBackNote, withStores } from './stores.js';
 import { printJson, printProblem, whenOutputLost } from './output.js';
 
 /**
@@ -31,6 +31,15 @@ function approvalId(value: string): string {
  * Where to look for an approval besides its id's binding: on a Redis Cluster a failover can lose the binding while the
  * approval stands on its subject (approvals.notFound), still authorizing money.
  */
+/**
+ * An approval not found (exit 1), said with where it was looked when the command fell back to the default Redis
+ * (`note`: fellBackNote); any other error as it was thrown.
+ */
+function notFoundWhere(error: unknown, note: string | null): unknown {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== 'unknown_approval') return error;
+  return new CliFailure(note === null ? error.message : `${error.message} ${note}`, EXIT_FAILED, { cause: error });
+}
+
 const SUBJECT_HELP = 'the approval\'s scope (payment:pi_... or customer:cus_...): find it on that subject, whatever its id is bound to (on a Redis Cluster, a failover can lose the binding of an approval that still stands)';
 
 export function addApprovalCommands(program: Command): void {
@@ -72,8 +81,10 @@ export function addApprovalCommands(program: Command): void {
     .requiredOption('--by <who>', 'who revokes (recorded on the approval)', checked(identifier(200), '--by'))
     .option('--subject <subject>', SUBJECT_HELP, subject('--subject'))
     .action(async (id: string, options: { by: string; subject?: string }) => {
-      await withStores(async ({ approvals }) => {
-        const revoked = await approvals.revoke(id, options.by, options.subject);
+      await withStores(async ({ approvals, config }) => {
+        const revoked = await approvals.revoke(id, options.by, options.subject).catch((error: unknown) => {
+          throw notFoundWhere(error, fellBackNote(config));
+        });
         const landing = revoked.mayStillLand.length === 0 ? 'no effect sent under it may still land' : `${revoked.mayStillLand.length} effect(s) sent under it may still land: ${revoked.mayStillLand.slice(0, 3).join(', ')}${revoked.mayStillLand.length > 3 ? ', …' : ''}`;
         const rebound = revoked.rebound ? '; its id, bound to nothing, is bound to it again' : '';
         whenOutputLost(`Approval ${id} ${revoked.alreadyRevoked ? `was revoked already${revoked.revokedBy === null ? '' : `, by ${revoked.revokedBy}`}` : `is revoked, by ${options.by}`} (${landing}${rebound}): \`interlock approvals describe ${id}\` shows it.`, true);
@@ -87,9 +98,9 @@ export function addApprovalCommands(program: Command): void {
     .argument('<id>', 'the approval id', approvalId)
     .option('--subject <subject>', SUBJECT_HELP, subject('--subject'))
     .action(async (id: string, options: { subject?: string }) => {
-      await withStores(async ({ approvals }) => {
+      await withStores(async ({ approvals, config }) => {
         const { now, snapshot, revokedBy, unbound } = await approvals.describe(id, options.subject);
-        if (!snapshot) throw new CliFailure(approvals.notFound(id, options.subject).message, EXIT_FAILED);
+        if (!snapshot) throw notFoundWhere(approvals.notFound(id, options.subject), fellBackNote(config));
         // Found on its subject only: the id leads to no approval, or to another one (approvals.notFound says how).
         if (unbound) printProblem(`Approval ${id} is found on ${snapshot.scope}, but its id is not bound to it (the binding was lost in a failover of the Redis master holding the approval ids' index, or the id was granted again elsewhere since): its id alone does not find it, and proposals under it are refused as unknown, while effects already queued under it may still be sent. \`interlock approvals revoke ${id} --by <who> --subject ${snapshot.scope}\` revokes it (and binds its id to it again when the id is bound to nothing).`);
         printJson({ ...snapshot, revokedBy, ...approvalRoom(snapshot, now, await approvals.subjectCap(snapshot.scope)), now });

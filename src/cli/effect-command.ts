@@ -11,7 +11,7 @@ import { firstProposal } from '../core/decisions.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { signersNotHeld } from './held-keys.js';
-import { unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
+import { fellBackNote, unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
 import { printJson, printLine, printProblem, whenOutputLost } from './output.js';
 
 /** Alerts read per round trip by `interlock alerts`, which lists them all. */
@@ -207,7 +207,7 @@ export function addEffectCommands(program: Command): void {
     .option('--all', 'resolved alerts too')
     .option('--json', 'one JSON object (default: one line per alert)')
     .action(async (options: { all?: boolean; json?: boolean }) => {
-      await withStores(async ({ stores }) => {
+      await withStores(async ({ stores, config }) => {
         // Every alert, page after page: the oldest open alerts are the money at stake longest, so none may fall off
         // the end of a first page. The pages follow the list's cursor, so an alert raised meanwhile shifts nothing.
         const alerts: Alert[] = [];
@@ -220,6 +220,10 @@ export function addEffectCommands(program: Command): void {
         } while (cursor !== undefined);
         if (options.json) printJson({ alerts });
         else if (alerts.length === 0) printLine(options.all ? 'No alerts.' : 'No open alerts.');
+        // None read from the default Redis the command fell back to says nothing of the service's: said on stderr,
+        // so stdout stays the list.
+        const note = alerts.length === 0 ? fellBackNote(config) : null;
+        if (note !== null) printProblem(note);
       }, { readOnly: true });
     });
 

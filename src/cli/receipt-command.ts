@@ -210,7 +210,8 @@ function rejudged(verified: FileReport, found: { keys: PublicKeySet; source: str
 }
 
 /**
- * Several receipts: one JSON line per file as each is verified, then the worst exit code of them all. `found`: the
+ * Several receipts: one JSON line per file as each is verified, then one exit code for them all: 1 when any receipt
+ * is invalid, else 2 when any file is unreadable, else 3 when any is not authenticated, else 0. `found`: the
  * keys were found on this machine, not given, and authenticate only what they signed (as for one file): a receipt the
  * pool calls invalid with them is read again and judged so. Standard input cannot be read again, so it is read and
  * judged here, before the files go to the pool.
@@ -230,8 +231,9 @@ async function verifyEach(files: string[], pems: string[], threads: number | und
     process.stderr.write(`Some receipts are signed with key ${[...unheld].join(', ')}, which this machine does not hold (${found.source}), so those signatures were not checked. Pass that key's public half with --public-key FILE to authenticate them.\n`);
   }
   process.stderr.write(`${files.length} receipts: ${counts.valid} valid, ${counts.invalid} invalid, ${counts.unauthenticated} not authenticated, ${counts.unreadable} unreadable\n`);
-  if (counts.unreadable > 0) return EXIT_UNREADABLE;
+  // A forgery is never masked by an input problem: any invalid receipt exits 1, before any unreadable file's 2.
   if (counts.invalid > 0) return EXIT_INVALID;
+  if (counts.unreadable > 0) return EXIT_UNREADABLE;
   if (counts.unauthenticated > 0) return EXIT_UNAUTHENTICATED;
   return EXIT_VALID;
 }

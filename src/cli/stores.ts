@@ -9,6 +9,7 @@ import { checkClusterMode, createRedisClient, notRedisProtocol, type RedisClient
 import { isReadOnlyScript } from '../redis/scripts.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
+import { createFileOnce } from '../files.js';
 import { join } from 'node:path';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
 import { danglingLink, generateSigningKeyPem, keyFileExposure, keyFilePath, loadOrCreateSigningKey, readKeyFile, retiredKeysFileExposure, shownKeyPath, type KeyExposure } from '../keys/key-store.js';
@@ -110,7 +111,7 @@ export function serviceNamed(service: ServiceSigner): string {
  * receipts, while the money they moved has moved. So while the service is stopped too: its Redis still takes the
  * entries, and it sends them when it starts again. A command that only reads goes by a running service's key alone.
  */
-function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean } {
+function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean; unsaved?: string } {
   const path = keyFilePath(config);
   const reached = serviceReached(config);
   const service = reached !== null && (reached.running || !readOnly) ? reached : null;
@@ -132,6 +133,13 @@ function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; 
   }
   if (readOnly && config.signingKeyFile === null && !existsSync(path) && danglingLink(path) === null) {
     return { key: signingKeyFromPem(generateSigningKeyPem().privatePem), exposure: null, keyed: false };
+  }
+  // No key yet, and no service to take one from: the key is made now and saved in the data directory only when the
+  // command first writes (withStores). A command refused before then (an approval not found, on a Redis it fell back
+  // to) leaves no key behind that `interlock keys public` would print as the one verifying this gate's receipts.
+  if (!readOnly && config.signingKeyFile === null && !existsSync(path) && danglingLink(path) === null) {
+    const { privatePem } = generateSigningKeyPem();
+    return { key: signingKeyFromPem(privatePem), exposure: null, keyed: true, unsaved: privatePem };
   }
   const { key, exposure } = loadOrCreateSigningKey(config);
   return { key, exposure, keyed: true };
@@ -191,6 +199,17 @@ export function whereLooked(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'dat
   return `${read}: REDIS_URL is unset and ${why}, so this command fell back to the default Redis (run it with the service's INTERLOCK_DATA_DIR, or set REDIS_URL)`;
 }
 
+/**
+ * Where a command looked, as a sentence to add to its "not found" or "none" answer, when it fell back to the default
+ * Redis (REDIS_URL unset, no service.json naming the service's): "No approval ap_1" read there says nothing of the
+ * service's Redis, and advice to grant it would put money on a Redis no service reads. Null when the Redis came from
+ * REDIS_URL or service.json: the answer then stands as it is.
+ */
+export function fellBackNote(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'dataDir'>): string | null {
+  if (fromService !== null || (process.env.REDIS_URL ?? '') !== '') return null;
+  return `Looked ${whereLooked(config)}.`;
+}
+
 /** What to do about a Redis that does not answer, or refuses what REDIS_URL says (its password, its certificate). */
 export const REDIS_URL_ADVICE = 'Start Redis or set REDIS_URL (its address, user and password; for rediss://, a certificate Node trusts, e.g. with NODE_EXTRA_CA_CERTS).';
 
@@ -236,7 +255,7 @@ const READ_COMMANDS: ReadonlySet<string> = new Set([
  * Notes whether the client has sent a command that may write (anything but READ_COMMANDS and the read-only scripts):
  * a command that loses Redis after one may have changed something, and must not say "nothing was changed".
  */
-function watchWrites(redis: RedisClient): { wrote(): boolean } {
+function watchWrites(redis: RedisClient, beforeFirstWrite: () => void = () => undefined): { wrote(): boolean } {
   let wrote = false;
   const send = redis.sendCommand.bind(redis) as (command: Command, ...rest: unknown[]) => unknown;
   (redis as { sendCommand: (command: Command, ...rest: unknown[]) => unknown }).sendCommand = (command, ...rest) => {
@@ -244,6 +263,7 @@ function watchWrites(redis: RedisClient): { wrote(): boolean } {
       const name = command.name.toLowerCase();
       const script = name === 'evalsha' || name === 'eval' ? String(command.args[0] ?? '') : null;
       wrote = script === null ? !READ_COMMANDS.has(name) : !isReadOnlyScript(script);
+      if (wrote) beforeFirstWrite();
     }
     return send(command, ...rest);
   };
@@ -276,7 +296,18 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   const config = (process.env.INTERLOCK_LOG_LEVEL ?? '') === '' ? { ...configured, logLevel: 'warn' as const } : configured;
   // A key file others can read is said in a line of its own: a command's warnings are read by a person. So is a
   // retired public keys file others can write, whatever the log level (openStores is told not to log it too).
-  const { key, exposure, keyed } = keyOf(config, options.readOnly === true || options.signs === false);
+  const { key, exposure, keyed, unsaved } = keyOf(config, options.readOnly === true || options.signs === false);
+  // A key made for this command is saved before anything it signed can reach Redis: at its first write, or when the
+  // command ends well (whatever it wrote through another connection). Another process that saved a key there first
+  // holds the data directory's key, and this command, which signs with another, records nothing.
+  let saveKey = (): void => undefined;
+  if (unsaved !== undefined) {
+    saveKey = () => {
+      saveKey = () => undefined;
+      const path = keyFilePath(config);
+      if (!createFileOnce(path, unsaved)) throw new CliFailure(`Another process made the signing key ${shownKeyPath(path)} while this command ran; nothing was recorded. Run it again: it signs with that key.`, EXIT_BAD_INPUT);
+    };
+  }
   if (exposure !== null) printProblem(exposure.message);
   const retiredExposure = retiredFileExposure(config.retiredPublicKeysFile);
   if (retiredExposure !== null) printProblem(retiredExposure.message);
@@ -291,7 +322,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   // Heard before openStores adds its own listener (it may first await tracing's setup): a refused connection's error
   // event with no listener would print the client's stack trace.
   redis.on('error', () => undefined);
-  const writes = watchWrites(redis);
+  const writes = watchWrites(redis, () => saveKey());
   // A command ends whatever Redis does: a QUIT Redis does not answer within the command timeout is given up on.
   const closing = { withinMs: config.redisCommandTimeoutMs };
   let stores: Stores;
@@ -333,6 +364,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   }
   try {
     await run({ stores, journal: journalOf(stores), approvals: stores.approvals, config, keyed });
+    saveKey();
   } catch (error) {
     // A failure the command put in words itself says what it did and did not write (a proposal it recorded before
     // Redis went away is not "nothing was changed"): it is passed on as it is.

@@ -23,7 +23,10 @@ export function whyUnreadable(error: unknown): string {
 /** whyUnreadable for a receipt file: a directory given instead is answered with the files to give. */
 export function whyReceiptUnreadable(file: string, error: unknown): string {
   const why = whyUnreadable(error);
-  return (error as { code?: unknown } | null)?.code === 'EISDIR' ? `${why}; give the receipt files in it (for example ${file.replace(/\/+$/, '')}/*.json)` : why;
+  if ((error as { code?: unknown } | null)?.code !== 'EISDIR') return why;
+  // Standard input redirected from a directory (`< receipts/`) has no path to name: its files are given as arguments.
+  if (file === '-') return `standard input is a directory; give the receipt files in it as arguments (for example receipts/*.json), not on standard input`;
+  return `${why}; give the receipt files in it (for example ${file.replace(/\/+$/, '')}/*.json)`;
 }
 
 /**

@@ -7,34 +7,12 @@
 import { expect, it } from 'vitest';
 import { startReconciler, type ReconcileReport } from '../../queues/facts.js';
 import { createFacts } from '../../src/interlock.js';
-import { sleep } from '../support/harness.js';
-import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
+import { commitRefunds, committedWhileDown, countingReader, HOUR, tracing, until, worldPerTest } from './reconcile-support.js';
 
 const each = worldPerTest();
 
-/** Waits until `done` (the test's own timeout bounds it). */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await sleep(20);
-}
-
-/**
- * `count` refunds committed three hours ago, an hour after the deployment's last pass ended (four hours ago): with a
- * horizon of an hour, only the catch-up's window holds them.
- */
-async function committedWhileDown(count: number) {
-  const world = await each.open();
-  const a = await world.node('a');
-  const ids = await commitRefunds(world, a, 'pi_1', count);
-  const redis = each.redis();
-  const { keys } = a.stores;
-  const now = await a.journal.serverTime();
-  for (const [index, effectId] of ids.entries()) await redis.zadd(keys.effectsByTime, String(now - 3 * HOUR + index), effectId);
-  await redis.hset(keys.reconcileCursor, { failedInARow: '0', startedAt: String(now - 4 * HOUR - 1_000), endedAt: String(now - 4 * HOUR), notBefore: String(now - 4 * HOUR) });
-  return { world, a, ids, redis, keys, now };
-}
-
 it("a pass of the version before, between two passes of the catch-up, does not narrow the window: the catch-up's next pass starts it over", async () => {
-  const { world, a, ids, redis, keys } = await committedWhileDown(4);
+  const { world, a, ids, redis, keys } = await committedWhileDown(each, 4);
   // Two refunds committed just now, within the horizon.
   const recent = await commitRefunds(world, a, 'pi_2', 2);
   const tried: string[] = [];
@@ -63,7 +41,7 @@ it("a pass of the version before, between two passes of the catch-up, does not n
 });
 
 it('a catch-up the version before left part way is taken up by the catch-up of this version: the rest of its window is re-read', async () => {
-  const { a, ids, redis, keys } = await committedWhileDown(4);
+  const { a, ids, redis, keys } = await committedWhileDown(each, 4);
   // The catch-up of the version before (its window in memory only) read the first refund, was rate-limited at the
   // second, and ended its pass: endedAt is now, and the position stands in its window, three hours back.
   const score = await redis.zscore(keys.effectsByTime, ids[0] ?? '');
@@ -85,7 +63,7 @@ it('a catch-up the version before left part way is taken up by the catch-up of t
 });
 
 it('a catch-up the version before left part way on the watch list is taken up from there: the watch list after it and the effects-by-time index are read', async () => {
-  const { a, ids, redis, keys, now } = await committedWhileDown(4);
+  const { a, ids, redis, keys, now } = await committedWhileDown(each, 4);
   // Two of the refunds were committed long after their binding: the watch list holds them, by their commit's time.
   await redis.zadd(keys.watch, String(now - 3 * HOUR + 100), ids[0] ?? '', String(now - 3 * HOUR + 200), ids[1] ?? '');
   // The catch-up of the version before read the first of them, was rate-limited at the second, and ended its pass.

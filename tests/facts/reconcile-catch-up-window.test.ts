@@ -7,33 +7,11 @@
 import { expect, it } from 'vitest';
 import { startReconciler, type ReconcileReport } from '../../queues/facts.js';
 import { createFacts, StripeUnavailable, type FactsApplier } from '../../src/interlock.js';
-import { sleep } from '../support/harness.js';
-import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
+import { commitRefunds, committedWhileDown, countingReader, HOUR, tracing, until, worldPerTest } from './reconcile-support.js';
 
 const each = worldPerTest();
 
-/** Waits until `done` (the test's own timeout bounds it). */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await sleep(20);
-}
-
 const rateLimited = () => new StripeUnavailable('Could not read GET /v1/refunds from Stripe (rate limited (429 rate_limit)); nothing changed.', { stripeStatus: 429, stripeCode: 'rate_limit', requestId: null, retryAfterMs: null, rateLimited: true, outcomeUnknown: false });
-
-/**
- * `count` refunds committed three hours ago, an hour after the deployment's last pass ended (four hours ago): with a
- * horizon of an hour, only the catch-up's window holds them.
- */
-async function committedWhileDown(count: number) {
-  const world = await each.open();
-  const a = await world.node('a');
-  const ids = await commitRefunds(world, a, 'pi_1', count);
-  const redis = each.redis();
-  const { keys } = a.stores;
-  const now = await a.journal.serverTime();
-  for (const [index, effectId] of ids.entries()) await redis.zadd(keys.effectsByTime, String(now - 3 * HOUR + index), effectId);
-  await redis.hset(keys.reconcileCursor, { failedInARow: '0', startedAt: String(now - 4 * HOUR - 1_000), endedAt: String(now - 4 * HOUR), notBefore: String(now - 4 * HOUR) });
-  return { world, a, ids, redis, keys, now };
-}
 
 /** `facts` whose re-read of `effectId` throws `error()` the first time only. */
 function failingOnce(facts: FactsApplier, tried: string[], effectId: string | undefined, error: () => Error): FactsApplier {
@@ -47,7 +25,7 @@ function failingOnce(facts: FactsApplier, tried: string[], effectId: string | un
 }
 
 it('a catch-up stopped by a rate limit, then a restart of the facts process: the restarted catch-up goes on over the same window', async () => {
-  const { a, ids, redis, keys } = await committedWhileDown(4);
+  const { a, ids, redis, keys } = await committedWhileDown(each, 4);
   const tried: string[] = [];
   const facts = failingOnce(createFacts(a.stores, countingReader().reader), tried, ids[1], rateLimited);
   const passes: ReconcileReport[] = [];
@@ -72,7 +50,7 @@ it('a catch-up stopped by a rate limit, then a restart of the facts process: the
 });
 
 it("another process's pass between two passes of a catch-up reads over the catch-up's window, so no effect of it is skipped", async () => {
-  const { world, a, ids } = await committedWhileDown(4);
+  const { world, a, ids } = await committedWhileDown(each, 4);
   const b = await world.node('b');
   // Two refunds committed just now, within the horizon.
   await commitRefunds(world, a, 'pi_2', 2);
@@ -94,7 +72,7 @@ it("another process's pass between two passes of a catch-up reads over the catch
 });
 
 it('an effect of the window whose re-read failed once (Stripe answered 500) is re-read by the passes after, beyond their horizon', async () => {
-  const { a, ids } = await committedWhileDown(4);
+  const { a, ids } = await committedWhileDown(each, 4);
   const tried: string[] = [];
   const passes: ReconcileReport[] = [];
   const server = () => new StripeUnavailable('Could not read GET /v1/refunds from Stripe (500 api_error); nothing changed.', { stripeStatus: 500, stripeCode: 'api_error', requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false });
@@ -111,7 +89,7 @@ it('an effect of the window whose re-read failed once (Stripe answered 500) is r
 });
 
 it('a catch-up over a cursor an earlier version left part way through the window starts at its oldest effect', async () => {
-  const { a, ids, redis, keys, now } = await committedWhileDown(4);
+  const { a, ids, redis, keys, now } = await committedWhileDown(each, 4);
   // The cursor as the version before wrote it (no window field): the last pass before the deployment went down stopped
   // after the second effect. What Stripe did to the first two while it was down is unread too.
   await redis.hset(keys.reconcileCursor, { position: JSON.stringify({ list: 'bound', score: now - 3 * HOUR + 1, member: ids[1] }) });

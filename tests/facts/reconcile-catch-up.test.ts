@@ -7,8 +7,7 @@
 import { vi, expect, it } from 'vitest';
 import { startReconciler, type ReconcileReport } from '../../queues/facts.js';
 import { createFacts, reconcileLease, StripeUnavailable, type Stores } from '../../src/interlock.js';
-import { sleep } from '../support/harness.js';
-import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
+import { commitRefunds, committedWhileDown, countingReader, HOUR, tracing, until, worldPerTest } from './reconcile-support.js';
 
 const each = worldPerTest();
 
@@ -22,11 +21,6 @@ function logged(stores: Stores): string[] {
     });
   }
   return messages;
-}
-
-/** Waits until `done` (the test's own timeout bounds it). */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await sleep(20);
 }
 
 const SKIPPED = /^\w+: reconciliation pass skipped/;
@@ -110,25 +104,9 @@ it('a pass another process began after the pass at start asked counts as its cat
   }
 });
 
-/**
- * `count` refunds of a node committed three hours ago, an hour after the deployment's last pass ended (four hours ago):
- * with a horizon of an hour, only a catch-up reading back to the horizon as of that pass's end holds them.
- */
-async function committedWhileDown(count: number) {
-  const world = await each.open();
-  const a = await world.node('a');
-  const ids = await commitRefunds(world, a, 'pi_1', count);
-  const redis = each.redis();
-  const { keys } = a.stores;
-  const now = await a.journal.serverTime();
-  for (const [index, effectId] of ids.entries()) await redis.zadd(keys.effectsByTime, String(now - 3 * HOUR + index), effectId);
-  await redis.hset(keys.reconcileCursor, { failedInARow: '0', startedAt: String(now - 4 * HOUR - 1_000), endedAt: String(now - 4 * HOUR), notBefore: String(now - 4 * HOUR) });
-  return { a, ids };
-}
-
 it('after the deployment was down for hours, the pass at start re-reads the effects that left the horizon meanwhile', async () => {
   // The passes missed while the deployment was down would have re-read them, and the passes from now would not.
-  const { a, ids } = await committedWhileDown(2);
+  const { a, ids } = await committedWhileDown(each, 2);
 
   const tried: string[] = [];
   const passes: ReconcileReport[] = [];
@@ -151,7 +129,7 @@ it('after the deployment was down for hours, the pass at start re-reads the effe
 // A catch-up that Stripe's rate limit stopped part way keeps its window: the passes after it go on from where it
 // stopped over the same window, until one has read all of it, so no effect that left the horizon is dropped.
 it('a catch-up stopped by a rate limit part way is gone on with over its own window until all of it is read', async () => {
-  const { a, ids } = await committedWhileDown(4);
+  const { a, ids } = await committedWhileDown(each, 4);
   let limited = false;
   const tried: string[] = [];
   const passes: ReconcileReport[] = [];

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterEach } from 'vitest';
 import { Rejected, type FactsApplier, type StripeReader } from '../../src/interlock.js';
-import { refundProposal, type TestNode, type World } from '../support/harness.js';
+import { refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
 import { FACTS, gateWorld, grant } from '../gate/gate-support.js';
 
 export const HOUR = 3_600_000;
@@ -89,4 +89,25 @@ export function tracing(facts: FactsApplier, tried: string[], instead: (effectId
       return facts.reread(effectId);
     },
   };
+}
+
+/**
+ * `count` refunds committed three hours ago, an hour after the deployment's last pass ended (four hours ago): with a
+ * horizon of an hour, only the catch-up's window (back to the horizon as of that pass's end) holds them.
+ */
+export async function committedWhileDown(each: ReturnType<typeof worldPerTest>, count: number) {
+  const world = await each.open();
+  const a = await world.node('a');
+  const ids = await commitRefunds(world, a, 'pi_1', count);
+  const redis = each.redis();
+  const { keys } = a.stores;
+  const now = await a.journal.serverTime();
+  for (const [index, effectId] of ids.entries()) await redis.zadd(keys.effectsByTime, String(now - 3 * HOUR + index), effectId);
+  await redis.hset(keys.reconcileCursor, { failedInARow: '0', startedAt: String(now - 4 * HOUR - 1_000), endedAt: String(now - 4 * HOUR), notBefore: String(now - 4 * HOUR) });
+  return { world, a, ids, redis, keys, now };
+}
+
+/** Waits until `done` (the test's own timeout bounds it). */
+export async function until(done: () => boolean): Promise<void> {
+  while (!done()) await sleep(20);
 }

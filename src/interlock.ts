@@ -421,6 +421,10 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     },
   };
   internals.set(stores, { redis, fullJournal, ownsRedis: options.redis === undefined, assertOpen });
+  // One reading of Redis's time as the stores open, so this host's clock is compared with it at once (a warning past
+  // HOST_CLOCK_WARN_MS): a webhooks-only process reads Redis's time nowhere else before a /metrics scrape, and its
+  // stale_timestamp refusals could not say the offset. Not awaited; a Redis that does not answer is said elsewhere.
+  if (options.failFast !== true) fullJournal.serverTime().catch(() => undefined);
   return stores;
 }
 

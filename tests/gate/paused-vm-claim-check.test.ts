@@ -80,16 +80,28 @@ function requestsLeft(target: MemoryTarget, effectId: string): number {
   return target.sendStarts.filter((start) => start.effectId === effectId).length;
 }
 
+/** Workers a and b on a world of `tier`, and a's refund under a new approval held right before its send (paused). */
+async function submitPausedBeforeSend(tier: 1 | 2) {
+  const w = await pausableWorld(tier);
+  const [a, b] = [await w.node('a'), await w.node('b')];
+  const { id } = await grant(a);
+  const proposal = refundProposal({ approval: id });
+  const effectId = a.gate.effectIdOf(proposal);
+  const pause = pauseNextSend(w.target);
+  const submitted = a.gate.submit(proposal);
+  await pause.reached;
+  return { w, a, b, id, effectId, pause, submitted };
+}
+
+/** What left and landed for the effect, and what the paused submit answered once it went on. */
+async function afterThePause(target: MemoryTarget, effectId: string, submitted: ReturnType<TestNode['gate']['submit']>) {
+  const answer = await submitted;
+  return { left: requestsLeft(target, effectId), landed: target.landedCount(effectId), outcome: answer.outcome, reason: answer.reason };
+}
+
 describe('a worker whose VM is paused between proving its claim and sending, past its heartbeat', () => {
   it('tier 2: the dispatching worker sends nothing after another worker reapplied the refund', async () => {
-    const w = await pausableWorld(2);
-    const [a, b] = [await w.node('a'), await w.node('b')];
-    const { id } = await grant(a);
-    const proposal = refundProposal({ approval: id });
-    const effectId = a.gate.effectIdOf(proposal);
-    const pause = pauseNextSend(w.target);
-    const submitted = a.gate.submit(proposal);
-    await pause.reached;
+    const { w, a, b, effectId, pause, submitted } = await submitPausedBeforeSend(2);
 
     await heartbeatLapses(a);
     const recovered = await recoverUntilSettled(b, effectId);
@@ -97,19 +109,11 @@ describe('a worker whose VM is paused between proving its claim and sending, pas
     expect(requestsLeft(w.target, effectId)).toBe(1);
 
     pause.resume();
-    const answer = await submitted;
-    expect({ left: requestsLeft(w.target, effectId), landed: w.target.landedCount(effectId), outcome: answer.outcome, reason: answer.reason }).toEqual({ left: 1, landed: 1, outcome: 'IN_FLIGHT', reason: FENCED });
+    expect(await afterThePause(w.target, effectId, submitted)).toEqual({ left: 1, landed: 1, outcome: 'IN_FLIGHT', reason: FENCED });
   }, 30_000);
 
   it('tier 1: the dispatching worker sends nothing under an approval revoked while it was paused, after recovery refused it', async () => {
-    const w = await pausableWorld(1);
-    const [a, b] = [await w.node('a'), await w.node('b')];
-    const { id } = await grant(a);
-    const proposal = refundProposal({ approval: id });
-    const effectId = a.gate.effectIdOf(proposal);
-    const pause = pauseNextSend(w.target);
-    const submitted = a.gate.submit(proposal);
-    await pause.reached;
+    const { w, a, b, id, effectId, pause, submitted } = await submitPausedBeforeSend(1);
 
     await b.approvals.revoke(id, 'dana@support');
     await heartbeatLapses(a);
@@ -117,8 +121,7 @@ describe('a worker whose VM is paused between proving its claim and sending, pas
     expect(recovered.settled.map((one) => one.outcome)).toEqual(['REFUSED:lease_at_recovery']);
 
     pause.resume();
-    const answer = await submitted;
-    expect({ left: requestsLeft(w.target, effectId), landed: w.target.landedCount(effectId), outcome: answer.outcome, reason: answer.reason }).toEqual({ left: 0, landed: 0, outcome: 'IN_FLIGHT', reason: FENCED });
+    expect(await afterThePause(w.target, effectId, submitted)).toEqual({ left: 0, landed: 0, outcome: 'IN_FLIGHT', reason: FENCED });
   }, 30_000);
 
   it('tier 2, recovery\'s resend: the paused recoverer sends nothing after a third worker reapplied the refund', async () => {

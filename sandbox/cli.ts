@@ -12,6 +12,8 @@ export interface SandboxFlags {
   delays: string;
   /** Only for the printed `stripe listen` line; unset, it is --forward-to's URL, else DEFAULT_LISTEN_FORWARD_TO (listenForwardTo). */
   listenForwardTo?: string;
+  /** `--allowed-host`, once per name (collectAllowedHost). */
+  allowedHost?: string[];
 }
 
 const DEFAULT_LISTEN_FORWARD_TO = 'http://127.0.0.1:3000/webhooks/stripe';
@@ -48,6 +50,14 @@ function cliApiBase(url: string): string {
   return parsed.origin;
 }
 
+const HOST_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/;
+
+/** Commander's parser for the repeatable --allowed-host: a bare host name (no scheme, no port), added to the others. */
+function collectAllowedHost(name: string, names: string[]): string[] {
+  if (!HOST_NAME.test(name)) throw new InvalidArgumentError(`--allowed-host takes a host name without a scheme or port (e.g. sandbox), got ${JSON.stringify(name)}`);
+  return [...names, name];
+}
+
 /** Declares the sandbox's flags on a command; shared by the project CLI and `server-main.ts`. */
 export function withSandboxFlags(command: Command): Command {
   return command
@@ -57,7 +67,13 @@ export function withSandboxFlags(command: Command): Command {
     .option('--webhook-secret <secret>', 'signing secret for --forward-to (whsec_...); generated when absent')
     .option('--listen-secret <secret>', 'the secret every `stripe listen` session signs with (whsec_...); one per CLI when absent')
     .option('--delays <mode>', 'asynchronous delays: stripe (Stripe-like timings) or fast (each at most 200 ms)', 'stripe')
-    .option('--listen-forward-to <url>', `the webhook URL written into the printed \`stripe listen\` command line (default: the --forward-to URL, else "${DEFAULT_LISTEN_FORWARD_TO}")`);
+    .option('--listen-forward-to <url>', `the webhook URL written into the printed \`stripe listen\` command line (default: the --forward-to URL, else "${DEFAULT_LISTEN_FORWARD_TO}")`)
+    .option(
+      '--allowed-host <name>',
+      'a host name requests may address the sandbox by (repeatable; e.g. a compose service name); it always answers IP addresses, localhost, *.localhost and *.dev.stripe.me, and any other Host gets 421',
+      collectAllowedHost,
+      [],
+    );
 }
 
 export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
@@ -74,6 +90,7 @@ export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
     ...(flags.forwardTo === undefined ? {} : { forwardTo: flags.forwardTo }),
     ...(flags.webhookSecret === undefined ? {} : { webhookSecret: flags.webhookSecret }),
     ...(flags.listenSecret === undefined ? {} : { listenSecret: flags.listenSecret }),
+    ...(flags.allowedHost === undefined || flags.allowedHost.length === 0 ? {} : { allowedHosts: flags.allowedHost }),
   };
 }
 

@@ -1,7 +1,7 @@
 // Public entry of the Stripe sandbox: `startSandbox` runs it on a local port for tests and the CLI.
 import { createServer } from 'node:http';
 import { createControlClient } from './control-client.js';
-import { createRequestHandler } from './http/server.js';
+import { createRequestHandler, refuseMisdirectedUpgrade } from './http/server.js';
 import { createWorld } from './world.js';
 import type { AddressInfo } from 'node:net';
 import type { ControlClient } from './control-client.js';
@@ -40,8 +40,11 @@ export interface Sandbox {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const world = createWorld(options);
   const server = createServer({ keepAlive: true }, createRequestHandler(world));
-  // The only websocket the sandbox serves is the one `stripe listen` dials (webhooks/stripe-cli.ts).
-  server.on('upgrade', (req, socket, head) => world.stripeCli.handleUpgrade(req, socket, head));
+  // The only websocket the sandbox serves is the one `stripe listen` dials (webhooks/stripe-cli.ts), and only at a
+  // Host it answers: a page rebound to this address must not open it and read every event.
+  server.on('upgrade', (req, socket, head) => {
+    if (!refuseMisdirectedUpgrade(req, socket, world.allowedHosts)) world.stripeCli.handleUpgrade(req, socket, head);
+  });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -52,6 +52,12 @@ export interface WorldOptions {
   logger?: Logger;
   /** Called with every Stripe API answer (status, body, the route it reached); for schema checks in tests. */
   onApiResponse?: (record: ApiResponseRecord) => void;
+  /**
+   * Host names, without a port, a request may address the sandbox by besides IP addresses, `localhost` (and names
+   * under it) and `*.dev.stripe.me`, such as a compose service name; any other Host is answered 421 (server.ts
+   * hostAdmitted), against DNS rebinding.
+   */
+  allowedHosts?: readonly string[];
 }
 
 export const FORWARD_TARGET_ID = 'forward-to';
@@ -147,6 +153,7 @@ export function createWorld(options: WorldOptions = {}): World {
     virtualExpansions: new Map([...refunds.expansions, ...customers.expansions]),
     log,
     writeLatencyMs: profile.writeLatency,
+    allowedHosts: options.allowedHosts ?? [],
     ...(options.onApiResponse === undefined ? {} : { onApiResponse: options.onApiResponse }),
     core,
     delivery,

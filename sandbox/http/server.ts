@@ -1,8 +1,10 @@
-// The transport: node:http in, Stripe's wire format out. Order per request: Request-Id; control routes (no auth);
+// The transport: node:http in, Stripe's wire format out. Order per request: Request-Id; the Host it was addressed to
+// (421 before the body is read: hostAdmitted); control routes (no auth);
 // the request log; injected failures and drops (faults.ts: in front of everything, as Stripe's rate limiter is);
 // auth (401); route match (404); parse parameters; idempotency lookup (replay / 400 / 409, before any
 // validation so a replay wins even when the world has changed); validation (never stored); hold (a POST's write
 // latency and any injected slowness, its key in flight); run; store; respond (or drop the connection after storing).
+import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorBody, invalidRequest, SandboxError } from '../core/errors.js';
 import { API_VERSION } from '../core/event-bus.js';
@@ -11,6 +13,7 @@ import { newRequestId } from '../core/ids.js';
 import { authenticate } from './auth.js';
 import { answerOf, checkExpand, expand } from './expand.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ParamMap, ParamValue } from '../core/form.js';
 import type { Logger } from '../core/log.js';
 import type { Store } from '../core/store.js';
@@ -31,6 +34,8 @@ export interface TransportDeps {
   log: Logger;
   /** How long every POST is held, its key in flight, before it runs and its answer is stored (delays.ts `writeLatency`). */
   writeLatencyMs: number;
+  /** Host names, without a port, the sandbox answers besides those it always does (hostAdmitted): `--allowed-host`. */
+  allowedHosts: readonly string[];
   /** Sees every Stripe API answer after it is made; tests use it to check each body against Stripe's schema. */
   onApiResponse?: (record: ApiResponseRecord) => void;
 }
@@ -59,9 +64,14 @@ const MAX_KEY_LENGTH = 255;
 export function createRequestHandler(deps: TransportDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const requestId = newRequestId();
-    readBody(req)
-      .then((body) => respond(deps, req, body, requestId))
-      .catch((error: unknown) => failure(deps.log, error, requestId))
+    const host = header(req, 'host');
+    // A refused Host is answered before its body is read, so nothing it sent is parsed, logged, run or read back.
+    const answered = hostAdmitted(host, deps.allowedHosts)
+      ? readBody(req)
+          .then((body) => respond(deps, req, body, requestId))
+          .catch((error: unknown) => failure(deps.log, error, requestId))
+      : Promise.resolve(json(421, errorBody(misdirected(host), requestId)));
+    answered
       .then((reply) => {
         if (reply.drop === true) {
           res.destroy();
@@ -80,6 +90,57 @@ export function createRequestHandler(deps: TransportDeps): (req: IncomingMessage
       })
       .catch((error: unknown) => deps.log.error({ err: error }, 'response failed'));
   };
+}
+
+/**
+ * Whether the sandbox answers a request addressed (its Host header) to `host`, whatever the port, letter case or a
+ * final dot: an IP address (v4, or v6 in brackets); `localhost` and names under it, which a browser resolves to
+ * loopback itself; a name under `dev.stripe.me`, the only names besides a loopback IP the official Stripe CLI takes
+ * as `--api-base` (stripe-cli.md §2), held in Stripe's DNS; or one of `allowed` (`--allowed-host`, such as a compose
+ * service name). Any other name may be a web page's own, rebound to this address (DNS rebinding): the page would be
+ * same-origin with its requests, so Sec-Fetch-Site and Origin (foreignPage) cannot tell them from the operator's,
+ * and nothing here takes a key the page would lack. No Host at all is refused too: every HTTP/1.1 client sends one.
+ */
+export function hostAdmitted(host: string | undefined, allowed: readonly string[]): boolean {
+  if (host === undefined) return false;
+  const bracketed = /^\[([^\]]*)\](?::\d*)?$/.exec(host);
+  if (bracketed !== null) return isIP(bracketed[1] ?? '') === 6;
+  const name = hostName(host);
+  if (isIP(name) === 4 || name === 'localhost' || name.endsWith('.localhost') || name.endsWith('.dev.stripe.me')) return true;
+  return allowed.some((admitted) => admitted.replace(/\.$/, '').toLowerCase() === name);
+}
+
+/** A Host header's name: without its port and final dot, in lower case. */
+function hostName(host: string): string {
+  return host.replace(/:\d*$/, '').replace(/\.$/, '').toLowerCase();
+}
+
+/** The 421 a request gets whose Host the sandbox does not answer (hostAdmitted), in Stripe's error envelope. */
+function misdirected(host: string | undefined): SandboxError {
+  const always = 'an IP address, localhost or a name under it, a *.dev.stripe.me name, or a name given with --allowed-host NAME (startSandbox: allowedHosts)';
+  const message =
+    host === undefined || host === ''
+      ? `Misdirected request: it has no Host header, and this sandbox answers only requests addressed to ${always}.`
+      : `Misdirected request: this sandbox does not answer Host ${JSON.stringify(host.slice(0, 100))}. It answers requests addressed to ${always}; start it with --allowed-host ${hostName(host).slice(0, 100)} if that is a name you address it by. A name it was not given may be a web page's own name pointed at this address (DNS rebinding), which could otherwise reset it, make its calls fail and read every object.`;
+  return new SandboxError(421, { type: 'invalid_request_error', message });
+}
+
+/**
+ * Answers a websocket upgrade whose Host the sandbox does not answer (hostAdmitted) 421, with the same body as any
+ * other request, and closes the connection; false (the socket untouched) when the Host is admitted.
+ */
+export function refuseMisdirectedUpgrade(req: IncomingMessage, socket: Duplex, allowed: readonly string[]): boolean {
+  const host = header(req, 'host');
+  if (hostAdmitted(host, allowed)) return false;
+  // Node takes its own 'error' listener off an upgrade's socket: a peer's reset must not end the process.
+  socket.on('error', () => undefined);
+  const requestId = newRequestId();
+  const body = JSON.stringify(errorBody(misdirected(host), requestId));
+  socket.end(
+    `HTTP/1.1 421 Misdirected Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
+  return true;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -4,6 +4,7 @@
 // local ones), the sandbox (it forwards a signed event that the api accepts) and the Stripe CLI against the sandbox
 // (the official binary with the file's arguments, its sessions signed with the secret the api verifies).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,6 +86,17 @@ async function until(check: () => Promise<boolean> | boolean, what: string, outp
 }
 
 const answers = async (url: string) => fetch(url).then((response) => response.status, () => 0);
+
+/** The status of the sandbox's payment list on this machine's `port`, the request addressed (Host) to `host`, as fetch cannot. */
+const statusAddressedTo = (port: number, host: string, key: string) =>
+  new Promise<number>((resolve) => {
+    request({ host: '127.0.0.1', port, path: '/v1/payment_intents', headers: { Host: host, Authorization: `Bearer ${key}` } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    })
+      .on('error', () => resolve(0))
+      .end();
+  });
 
 describe('docker-compose.yml', () => {
   it('refuses to start without a Stripe key, and names the sandbox env file', () => {
@@ -261,6 +273,11 @@ describe('docker-compose.yml', () => {
     const sandboxCommand = (services.sandbox?.command ?? []).map(local).map((arg) => (arg === '12111' ? String(sandboxPort) : arg));
     const sandbox = run(sandboxCommand, { INTERLOCK_LOG_LEVEL: 'warn' });
     await until(async () => (await answers(`http://127.0.0.1:${sandboxPort}/v1/balance`)) !== 0, 'the sandbox listening', sandbox.output);
+    // The api addresses the sandbox by its service name (compose.sandbox.env's STRIPE_API_BASE), which the file's
+    // command admits (--allowed-host); any other name, such as a web page's own rebound to the published port, is 421.
+    const apiBase = new URL(sandboxEnv.STRIPE_API_BASE ?? '');
+    expect(await statusAddressedTo(sandboxPort, apiBase.host, sandboxEnv.STRIPE_SECRET_KEY ?? '')).toBe(200);
+    expect(await statusAddressedTo(sandboxPort, `evil.example:${apiBase.port}`, sandboxEnv.STRIPE_SECRET_KEY ?? '')).toBe(421);
 
     const api = run(services.api?.command ?? [], { ...envOf(services.api ?? {}), INTERLOCK_HOST: '127.0.0.1', INTERLOCK_PORT: String(apiPort) });
     await until(async () => (await answers(`http://127.0.0.1:${apiPort}/readyz`)) === 200, 'the api ready', api.output);

@@ -505,11 +505,15 @@ export async function writableNodesNow(client: RedisClient, timeoutMs: number): 
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`the cluster's slot map could not be read within ${timeoutMs} ms`)), timeoutMs);
   });
+  // Taken off again however the wait ends: a check every few seconds through a long outage would otherwise leave one
+  // listener each until the cluster is back.
+  let ready: (() => void) | undefined;
   try {
-    if (client.status !== 'ready') await Promise.race([new Promise((resolve) => client.once('ready', resolve)), late]);
+    if (client.status !== 'ready') await Promise.race([new Promise<void>((resolve) => client.once('ready', (ready = resolve))), late]);
     await Promise.race([new Promise<void>((resolve, reject) => client.refreshSlotsCache((error) => (error ? reject(error) : resolve()))), late]);
   } finally {
     clearTimeout(timer);
+    if (ready !== undefined) client.off('ready', ready);
   }
   const nodes = client.nodes('master');
   const read = new Set(nodes.map((node) => `${node.options.host ?? ''}:${node.options.port ?? ''}`));

@@ -775,7 +775,8 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
         : `the last pass began ${Math.round((turn.now - turn.startedAt) / 1000)} s ago, less than the interval`;
   /**
    * Asks for the lease with a fresh token (`gapMs` as lease.take's); null when this process is stopping. The catch-up
-   * (`catchingUp`) opens the deployment's catch-up window with it unless one is open (take-reconcile-lease-2.lua).
+   * (`catchingUp`) opens the deployment's catch-up window with it, or, finding one open, keeps its start where that
+   * lies further back; either way the passes start over at its oldest effect (take-reconcile-lease-2.lua).
    */
   const ask = async (gapMs: number | null, catchingUp = false): Promise<{ token: string; askedAt: number; turn: ReconcileTurn } | null> => {
     if (stop.signal.aborted) return null;
@@ -799,10 +800,11 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   /**
    * The pass of a process that holds the lease as `token` (taken at `turn`): from the cursor, over the horizon, or,
    * while the deployment's catch-up window is open (`turn.window`), back to its start, the horizon as of the last pass
-   * that ended before a catch-up, so that effects that left the horizon while no pass ran (the whole deployment down
-   * longer than an interval) are re-read once more. The window lives in the cursor's hash, not in this process: a pass
-   * stopped part way (Stripe's rate limit, the source's failures, a lost lease, a restart), or another process's pass
-   * between two of its passes, goes on over it, and only a pass that reads through to the last effect closes it.
+   * that ended before a catch-up (or further back, the start of a window a catch-up found open), so that effects that
+   * left the horizon while no pass ran (the whole deployment down longer than an interval) are re-read once more. The
+   * window lives in the cursor's hash, not in this process: a pass stopped part way (Stripe's rate limit, the source's
+   * failures, a lost lease), or another process's pass between two of its passes, goes on over it; a catch-up (a
+   * restart) starts it over at its oldest effect; only a pass that reads through to the last effect closes it.
    */
   const passHolding = async (token: string, askedAt: number, turn: Extract<ReconcileTurn, { status: 'OK' }>): Promise<ReconcilePass> => {
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
@@ -814,7 +816,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       if (window.takenUp.list === 'watch') stores.logger.warn({ stoodAt: window.takenUp, readsFrom: new Date(window.since).toISOString() }, "the reconciliation passes stood before the horizon, where a catch-up of the version before stopped part way; the catch-up's window reaches back to there, but effects bound before readsFrom that it had not come to are not re-read: run `npx interlock reconcile --since <window>` with a window reaching back to when the deployment went down");
       else stores.logger.info({ stoodAt: window.takenUp, readsFrom: new Date(window.since).toISOString() }, "the reconciliation passes stood before the horizon, where a catch-up of the version before stopped part way; the catch-up's window reaches back to there, so the effects it had not come to are re-read now");
     }
-    if (window?.opened === true && window.lastEnded !== null && turn.now - window.lastEnded > options.intervalMs) stores.logger.info({ lastPassEnded: new Date(window.lastEnded).toISOString(), readsFrom: new Date(window.since).toISOString() }, 'no reconciliation pass ended for longer than the interval; the pass at start reads back to the horizon as of the last one, so the effects that left the horizon meanwhile are re-read too');
+    if (window?.opened === true && window.lastEnded !== null && turn.now - window.lastEnded > options.intervalMs) stores.logger.info({ lastPassEnded: new Date(window.lastEnded).toISOString(), readsFrom: new Date(window.since).toISOString() }, 'no reconciliation pass ended for longer than the interval; the pass at start reads back to the horizon as of the last one (or to the start of a catch-up window left open, when further back), from its oldest effect, so the effects that left the horizon meanwhile are re-read too');
     let ended: { report: ReconcileReport; slowDown: SlowDown | null; cutShort: boolean; readThrough: boolean; position: WatchPosition | null; failedInARow: number };
     try {
       // Never further back than the watch list is kept (keepWatchMs), nor less far than the horizon.

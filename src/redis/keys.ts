@@ -81,8 +81,9 @@ export function createKeys(prefix = 'interlock') {
      * passes go on only from a position one of its passes wrote, and start it over at its oldest effect otherwise).
      * Written only by the holder of reconcileLease: at the end of its pass (end-reconcile-pass-2.lua, which closes the
      * window once a pass read through to the last effect), and by a catch-up as it takes the lease
-     * (take-reconcile-lease-2.lua, which opens the window unless one is open, back to the position when that lies
-     * before the horizon as of the last pass, and starts the passes over at its oldest effect).
+     * (take-reconcile-lease-2.lua, which opens the window back to the horizon as of the last pass, or to the start of
+     * a window open when further back, or to the position when that lies before both, and starts the passes over at
+     * its oldest effect).
      */
     reconcileCursor: `${index}:reconcile-cursor`,
     /**

@@ -107,6 +107,9 @@ export type HeardFinish = Exclude<JobFinish, { kind: 'timeout' }>;
  * on, and one it cannot tell about (its read failed) ends it, as without it. `signal` (an HTTP client's hang-up): once
  * it aborts, the wait ends at once, its listeners off the stream and its timer cleared, and rejects with the signal's
  * reason without asking the store anything more. Only the waiting stops; the job runs on as it would have.
+ * `timeoutMs` and `signal` bound the opening of the stream too (the first wait of a process opens it): its connection
+ * waits out a Redis outage, however long, so a wait whose time runs out before it opened ends as a timeout then, and
+ * one whose caller leaves, at once.
  */
 export async function waitForJob<T>(
   events: JobEvents,
@@ -122,25 +125,22 @@ export async function waitForJob<T>(
 ): Promise<T> {
   const gone = options.signal;
   gone?.throwIfAborted();
-  const stream = await events.stream();
   return new Promise<T>((resolve, reject) => {
-    // The caller may have left while the stream was opening: it is not subscribed for.
-    if (gone?.aborted) {
-      reject(gone.reason as Error);
-      return;
-    }
     let done = false;
+    // Null until the stream has opened: the timer and the signal run from the start, not from the opening.
+    let stream: QueueEvents | null = null;
     let unwatch: () => void = () => undefined;
-    const end = (finish: JobFinish | { kind: 'settled'; value: T } | { kind: 'gone' }) => {
+    const end = (finish: JobFinish | { kind: 'settled'; value: T } | { kind: 'gone' } | { kind: 'broken'; error: unknown }) => {
       if (done) return;
       done = true;
-      stream.off('completed', onCompleted);
-      stream.off('failed', onFailed);
+      stream?.off('completed', onCompleted);
+      stream?.off('failed', onFailed);
       clearTimeout(timer);
       unwatch();
       gone?.removeEventListener('abort', onGone);
       // Nobody is left to hear the answer: the store is not asked for it.
       if (finish.kind === 'gone') reject(gone?.reason as Error);
+      else if (finish.kind === 'broken') reject(finish.error as Error);
       else if (finish.kind === 'settled') resolve(finish.value);
       else Promise.resolve(options.answer(finish)).then(resolve, reject);
     };
@@ -165,20 +165,28 @@ export async function waitForJob<T>(
       if (options.ours(jobId)) heard({ kind: 'failed' });
     };
     const timer = setTimeout(() => end({ kind: 'timeout' }), options.timeoutMs);
-    stream.on('completed', onCompleted);
-    stream.on('failed', onFailed);
     gone?.addEventListener('abort', onGone, { once: true });
     const onSettled = (value: T) => end({ kind: 'settled', value });
-    if (options.recheck !== undefined) {
-      unwatch = options.recheck(onSettled);
-      // A recheck that answered at once ended the wait before its unwatch was known.
-      if (done) unwatch();
-    }
-    options.settled().then(
-      (value) => {
-        if (value !== null) onSettled(value);
+    events.stream().then(
+      (opened) => {
+        // The wait ended (its time ran out, its caller left) while the stream was opening: it is not subscribed for.
+        if (done) return;
+        stream = opened;
+        opened.on('completed', onCompleted);
+        opened.on('failed', onFailed);
+        if (options.recheck !== undefined) {
+          unwatch = options.recheck(onSettled);
+          // A recheck that answered at once ended the wait before its unwatch was known.
+          if (done) unwatch();
+        }
+        options.settled().then(
+          (value) => {
+            if (value !== null) onSettled(value);
+          },
+          () => undefined,
+        );
       },
-      () => undefined,
+      (error: unknown) => end({ kind: 'broken', error }),
     );
   });
 }

@@ -3,10 +3,10 @@
 // `case:<case_id>`. POST answers 202 queued, 200 for the same case with the same payload (as it stands), 409 for
 // another payload under a taken case id, or for a new case under an approval revoked or expired; `?wait=` holds the answer until the case is decided and, once proposed,
 // until its effect settles, at most 30 s in all.
-import { caseFailureItemId, caseScope, caseSubmissionOf, InterlockError, RULES_MODEL, type CaseRecord, type CaseSubmission, type Entry, type InboxItem, type Stores } from '../../src/interlock.js';
+import { caseFailureItemId, caseScope, caseSubmissionOf, InterlockError, isFinalCase, RULES_MODEL, type CaseRecord, type CaseSubmission, type Entry, type InboxItem, type Stores } from '../../src/interlock.js';
 import { detailOf, linkFor, summaryOf, type LinkReader } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
-import { apiError } from './errors.js';
+import { apiError, outcomeNotKnown } from './errors.js';
 import { hangUpOf, route, signedIn, type Route } from './route.js';
 import { bodyErrors, caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery, redisErrors } from './schemas.js';
 import type { ApiContext } from './context.js';
@@ -316,7 +316,7 @@ export function casesRoutes(context: ApiContext): Route[] {
           schema: errorAnswer,
         },
         ...bodyErrors,
-        503: { description: 'This process takes no cases (`not_available`), Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); submit the same case again.', schema: errorAnswer },
+        503: { description: 'This process takes no cases (`not_available`), Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued, and one that fails after the case was stored, in its ?wait or reading it back, says it is stored and will be decided, its outcome not known yet: submit the same case_id again to learn it, never a new one), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); submit the same case again.', schema: errorAnswer },
       },
       async handle({ body, query, caller, res }) {
         const who = signedIn(caller);
@@ -344,16 +344,26 @@ export function casesRoutes(context: ApiContext): Route[] {
         if (created.status === 'conflict') {
           throw apiError('conflicting_payload', `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued. Use a new case id for another request.`);
         }
-        if (query.wait !== undefined && query.wait > 0) {
-          try {
-            await waitForCase({ effects: context.effects, decisions }, submission.caseId, Math.round(query.wait * 1000), gone);
-          } catch (error) {
-            if (!gone.aborted) throw error;
+        // From here on the case is stored (and queued while not decided): a failure waiting on it or reading it back is
+        // no "nothing was recorded" (outcomeNotKnown).
+        try {
+          if (query.wait !== undefined && query.wait > 0) {
+            try {
+              await waitForCase({ effects: context.effects, decisions }, submission.caseId, Math.round(query.wait * 1000), gone);
+            } catch (error) {
+              if (!gone.aborted) throw error;
+            }
           }
+          // A caller who hung up is answered (into the closed connection) with the case as submitted, read no further.
+          const record = gone.aborted ? created.record : ((await stores.cases.get(submission.caseId)) ?? created.record);
+          return { status: created.status === 'created' ? 202 : 200, body: await caseView(stores, record, who.role) };
+        } catch (error) {
+          throw outcomeNotKnown(
+            error,
+            `Case ${submission.caseId} is stored${isFinalCase(created.record.status) ? '' : ' and queued: it will be decided, and its effect carried out'}`,
+            `Submit the same case again (the same case_id and payload) to learn it, or read GET /v1/cases/${encodeURIComponent(submission.caseId)}: it is answered as it stands, and it is decided at most once. Do not submit it again under a new case_id.`,
+          );
         }
-        // A caller who hung up is answered (into the closed connection) with the case as submitted, read no further.
-        const record = gone.aborted ? created.record : ((await stores.cases.get(submission.caseId)) ?? created.record);
-        return { status: created.status === 'created' ? 202 : 200, body: await caseView(stores, record, who.role) };
       },
     }),
     route({

@@ -6,7 +6,7 @@
 import { CONFLICT_EVIDENCE_MAX, effectIdFor, errorMessage, InterlockError, ProposalError, unusableApproval, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, linksOf, summaryOf } from './effect-view.js';
-import { apiError, nothingRecorded } from './errors.js';
+import { apiError, nothingRecorded, outcomeNotKnown } from './errors.js';
 import { createEffectListing } from './listing.js';
 import { hangUpOf, route, signedIn, type Route } from './route.js';
 import { bodyErrors, creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, redisErrors, refundBody } from './schemas.js';
@@ -101,25 +101,35 @@ export function effectsRoutes(context: ApiContext): Route[] {
       }
       throw apiError('conflicting_payload', `Request ${body.request_id} was first decided with another payload (effect ${recorded.effectId}); the recorded payload stands and this one was not sent (REFUSED:conflicting_payload). The attempt is noted on that effect's receipt as evidence (each distinct payload once, at most ${CONFLICT_EVIDENCE_MAX}).`);
     }
-    let entries = await stores.journal.entries(recorded.subject, recorded.effectId);
-    let summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency, caller.role);
-    if (wait !== undefined && wait > 0 && !summary.settled) {
-      // Heard through BullMQ's queue events, not by polling the journal. A caller who hung up stops the wait (not the
-      // effect), and the journal is not read again for an answer nobody receives.
-      try {
-        await effects.waitFor(recorded.effectId, Math.round(wait * 1000), gone);
-      } catch (error) {
-        if (!gone.aborted) throw error;
+    // From here on the proposal is recorded (and queued): a failure reading it back or waiting on it is no "nothing was
+    // recorded" (outcomeNotKnown).
+    try {
+      let entries = await stores.journal.entries(recorded.subject, recorded.effectId);
+      let summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency, caller.role);
+      if (wait !== undefined && wait > 0 && !summary.settled) {
+        // Heard through BullMQ's queue events, not by polling the journal. A caller who hung up stops the wait (not the
+        // effect), and the journal is not read again for an answer nobody receives.
+        try {
+          await effects.waitFor(recorded.effectId, Math.round(wait * 1000), gone);
+        } catch (error) {
+          if (!gone.aborted) throw error;
+        }
+        if (!gone.aborted) {
+          entries = await stores.journal.entries(recorded.subject, recorded.effectId);
+          summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency, caller.role);
+        }
       }
-      if (!gone.aborted) {
-        entries = await stores.journal.entries(recorded.subject, recorded.effectId);
-        summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency, caller.role);
-      }
+      return {
+        status: recorded.status === 'recorded' ? 202 : 200,
+        body: { effect_id: summary.id, request_id: body.request_id, state: summary.state, outcome: summary.outcome, sentence: summary.sentence, reason: summary.reason, links: summary.links },
+      };
+    } catch (error) {
+      throw outcomeNotKnown(
+        error,
+        `Request ${body.request_id} is recorded (effect ${recorded.effectId})${'queued' in recorded && recorded.queued ? ' and queued: it will be carried out' : ''}`,
+        `Send the same request again (the same request_id and payload) to learn it, or read GET /v1/effects?request=${encodeURIComponent(body.request_id)}: it is answered from the journal, and its money moves at most once. Do not propose it again under a new request_id.`,
+      );
     }
-    return {
-      status: recorded.status === 'recorded' ? 202 : 200,
-      body: { effect_id: summary.id, request_id: body.request_id, state: summary.state, outcome: summary.outcome, sentence: summary.sentence, reason: summary.reason, links: summary.links },
-    };
   }
 
   const proposeResponses = {
@@ -135,7 +145,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     404: { description: 'No such approval (`unknown_approval`): grant it first; nothing was recorded.', schema: errorAnswer },
     409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands. Or its effect, not settled yet, holds as many decisions not judged yet as it takes (`too_many_proposals`, retryable): nothing was written; send it again once the effect has settled (GET /v1/effects/{id}), or use a new request id for a new effect; an effect whose latest decision had no live job left (it failed for good) has it queued again, as the message says. Or its effect holds as many decisions in all as one effect takes, the latest refused or still to be judged (`too_many_decisions`, not retryable): nothing was written, and no new decision under this request id will be; decide it again under a new request id.', schema: errorAnswer },
     ...bodyErrors,
-    503: { description: 'The facts could not be read (`premise_read_failed`; a request recorded before whose answer needs no facts is answered from the journal all the same: 200 for an effect settled for good or being sent, 409 for another payload), Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, and one recorded whose queueing failed says so: recorded, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); send the same request again.', schema: errorAnswer },
+    503: { description: 'The facts could not be read (`premise_read_failed`; a request recorded before whose answer needs no facts is answered from the journal all the same: 200 for an effect settled for good or being sent, 409 for another payload), Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, one recorded whose queueing failed says so: recorded, perhaps not queued, and one that fails after the proposal was recorded, in its ?wait or reading it back, says it is recorded and will be carried out, its outcome not known yet: send the same request_id again to learn it, never a new one), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); send the same request again.', schema: errorAnswer },
   };
 
   async function effectOr404(id: string) {

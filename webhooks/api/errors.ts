@@ -4,6 +4,7 @@
 // No answer ever carries a stack trace or a secret.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { wasRecorded } from '../../queues/recorded.js';
 import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, LONGEST_RETRY_AFTER_MS, personName, recordedIdentifier, redactSecrets, redisTurnedAway, slowDownOf, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
 
 export type ErrorBody = { error: { code: string; message: string; fields?: FieldProblem[] } };
@@ -103,6 +104,30 @@ export function asApiError(error: unknown): InterlockError {
     if (isRedisOutage(error)) return apiError('redis_unavailable', 'Redis is not answering; nothing was recorded. Retry shortly.', { cause: error });
   }
   return apiError('internal', 'Something went wrong inside the service.', { cause: error });
+}
+
+/**
+ * A failure after a request's proposal or case was written (its ?wait, reading it back): what it asked for is recorded
+ * and will be carried out, so the answer never says "nothing was recorded" (asApiError's words for an outage), which
+ * would have a caller decide again under a new id and the money move twice. `recorded` says what stands ("Request r1 is
+ * recorded (effect …) and queued: it will be carried out"), `again` how to learn the outcome and why that is safe. A
+ * Redis outage is answered 503 redis_unavailable, another fault with its own code, its detail in the log; an error
+ * that says what stands already (queueRecorded's) is answered as it is.
+ */
+export function outcomeNotKnown(error: unknown, recorded: string, again: string): InterlockError {
+  const known = asApiError(error);
+  if (wasRecorded(error)) return known;
+  const code = known.status >= 500 ? known.code : 'internal';
+  return apiError(code, `${recorded}, but its outcome is not known yet (${whyNotKnown(error, code)}). ${again}`, { cause: error });
+}
+
+/** Why the outcome is not known, in words the caller may read (a fault's detail stays in the log). */
+function whyNotKnown(error: unknown, code: ErrorCode): string {
+  if (code === 'internal') return 'a fault inside the service';
+  if (code !== 'redis_unavailable') return code;
+  const turnedAway = redisRefusalOf(error);
+  if (turnedAway !== null) return `Redis turned a command away for now: ${turnedAway}`;
+  return isRedisTimeout(error) ? 'Redis did not answer in time' : 'Redis is not answering';
 }
 
 export function errorBody(error: InterlockError, requestId: string): ErrorBody {

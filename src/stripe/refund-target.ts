@@ -12,8 +12,9 @@
 //   no refund of its own: one carrying its id then is someone else's (made by hand, the id copied from the API's
 //   answer), and counts, so a premise decided before it is stale and the gate does not send a second refund.
 // - `refundable`: cents this effect may still refund: the captured amount less `refunded_by_others` (0 for a
-//   failed charge or a payment without a charge). This effect's own refund is left out, so a resend after a
-//   landed send still fits, and so it does not move when the effect itself lands (with neverSent, there is none).
+//   failed charge or a payment without a charge). This effect's own refund is left out, so it does not move when the
+//   effect itself lands (with neverSent, there is none); a resend after a landed send is answered with that refund
+//   before the amount is weighed (below).
 //   0 for a payment only authorised (its charge not captured), a canceled one among them: Stripe refunds no part of
 //   a PaymentIntent's uncaptured charge (it answers that the PaymentIntent must be canceled to release it), so a
 //   refund of it, whole or partial, is refused before the send, saying so, never by Stripe after the dispatch.
@@ -42,6 +43,19 @@
 // is no such read (a caller that sends without reading the premises, or premises without refund facts) it reads
 // the payment itself, with the send's SendContext.neverSent as the premise read had it. Stripe still refuses an
 // over-refund that a concurrent refund makes possible in between.
+//
+// A send that is not a first one (SendContext.neverSent absent: an earlier send of the effect may have landed) never
+// makes a second refund, whether or not Stripe still remembers the key: when the payment read right before it (the
+// premise read kept for it, or apply's own read, which lists every refund of the charge) holds the refund the lookup
+// would take for the effect's own (findOwn: carrying its id, with its amount, whatever its status: a failed or
+// canceled one is still what the effect's send made, as the lookup answers), apply answers that refund as Stripe's
+// idempotent replay would (`replayed: true`) and sends nothing, and the gate commits what landed. Recovery resends
+// inside the key window without a lookup (src/core/decisions.ts planRecovery), and the window is measured on Redis's
+// clock: a Redis whose clock is behind Stripe's (a step back, a failover to a replica with a lagging clock) resends a
+// day-old dispatch under a key Stripe has forgotten, which would refund the payment a second time. Checked before the
+// refusals: a refund that landed stands, whatever remains refundable now. A refund carrying the effect's id with
+// another amount is not its own (someone else's, counted in `refunded_by_others`), and the send goes on. A first
+// send (neverSent) has no refund of its own, so its path and its calls are unchanged.
 import { performance } from 'node:perf_hooks';
 import type Stripe from 'stripe';
 import type { Effect, RefundEffect } from '../core/effects.js';
@@ -55,7 +69,7 @@ import { closeRequestsOutOfTime, type StripeClient } from './client.js';
 import { DISPATCH_SKEW_MS } from './credit-target.js';
 import { ReadBeforeSendFailed } from './errors.js';
 import { EFFECT_ID_KEY, effectMetadata, findOwn, labelWords, namesNoEffect } from './metadata.js';
-import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
+import { isChargeback, refundSummary, wasReplayed, type RefundSummary } from './summaries.js';
 
 export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status', 'currency'] as const;
 export type RefundFact = (typeof REFUND_FACTS)[number];
@@ -93,7 +107,8 @@ function missing(error: unknown): boolean {
   return error instanceof Rejected && error.details.code === 'resource_missing';
 }
 
-export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null; currency: string | null; uncaptured: boolean };
+/** `own`: the effect's own refund (see refundFigures), null when there is none or the read was as for a first send. */
+export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null; currency: string | null; uncaptured: boolean; own: Stripe.Refund | null };
 
 /**
  * The facts of a standing for one effect of `amount` cents (see the header for their meaning). The effect's own refund
@@ -110,7 +125,7 @@ export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: 
   let refundable = 0;
   if (charge !== null && charge.status !== 'failed' && charge.captured) refundable = Math.max(0, charge.amount_captured - refundedByOthers);
   const chargebacks = (disputes ?? []).filter(isChargeback).map((dispute) => dispute.id).sort();
-  return { chargebacks, refundedByOthers, refundable, chargeStatus: charge?.status ?? null, currency: standing.currency, uncaptured };
+  return { chargebacks, refundedByOthers, refundable, chargeStatus: charge?.status ?? null, currency: standing.currency, uncaptured, own };
 }
 
 /**
@@ -176,9 +191,14 @@ function isRefundFact(name: string): name is RefundFact {
 
 /**
  * What apply's pre-send check weighs: the cents still refundable, in the payment's currency (null when Stripe named
- * none), and whether that is because the payment is only authorised (its refusal says so).
+ * none), whether that is because the payment is only authorised (its refusal says so), and the effect's own refund
+ * the read found (a resend's answer; null when there is none, always for a read as for a first send).
  */
-type Remainder = { refundable: number; currency: string | null; uncaptured: boolean };
+type Remainder = { refundable: number; currency: string | null; uncaptured: boolean; own: RefundSummary | null };
+
+function remainderOf(figures: RefundFigures): Remainder {
+  return { refundable: figures.refundable, currency: figures.currency, uncaptured: figures.uncaptured, own: figures.own === null ? null : refundSummary(figures.own) };
+}
 
 /** How long the `refundable` of a premise read stands in for a fresh read in apply's pre-send check. */
 const REMAINDER_FRESH_MS = 5_000;
@@ -226,8 +246,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       throw new ReadBeforeSendFailed(`the check that the refund still fits could not read the payment (${error instanceof Error ? error.message : String(error)})`, error);
     }
     if (standing === null) throw new Rejected(`No such payment_intent: '${effect.paymentIntent}'; the refund was not sent`, { code: 'resource_missing', status: 404 });
-    const figures = refundFigures(standing, effectId, effect.amount, neverSent);
-    return { refundable: figures.refundable, currency: figures.currency, uncaptured: figures.uncaptured };
+    return remainderOf(refundFigures(standing, effectId, effect.amount, neverSent));
   }
 
   return {
@@ -250,7 +269,9 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
 
     async apply(effectId, effect, context) {
       const refund = refundOf(effect);
-      const { refundable, currency, uncaptured } = await remainder(effectId, refund, context);
+      const { refundable, currency, uncaptured, own } = await remainder(effectId, refund, context);
+      // An earlier send landed (see the header): it is the answer, whatever Stripe remembers of the key; no second refund.
+      if (own !== null && context.neverSent !== true) return { ...own, replayed: true };
       if (uncaptured) {
         throw new Rejected(`${refund.paymentIntent} is authorised but not captured (or its authorisation was canceled): Stripe refunds no part of an uncaptured payment, which is released by canceling the PaymentIntent, so nothing is refundable; the refund of ${moneyText(refund.amount, currency)} was not sent`, { code: 'amount_exceeds_refundable', status: null });
       }
@@ -304,7 +325,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       const neverSent = context.neverSent === true;
       const figures = standing === null ? null : refundFigures(standing, effectId, refund.amount, neverSent);
       // Kept for apply only when the gate read it for a dispatch attempt (its premise check): that attempt's send uses it.
-      if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt, neverSent), { refundable: figures.refundable, currency: figures.currency, uncaptured: figures.uncaptured });
+      if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt, neverSent), remainderOf(figures));
       for (const name of names) facts[name] = figures !== null && isRefundFact(name) ? FACT_OF[name](figures) : null;
       return facts;
     },

@@ -600,17 +600,45 @@ function trustProxyProblem(value: string): string | null {
   return null;
 }
 
+/** The names of this machine's loopback a listener may be given (`::ffff:7f00:1`: 127.0.0.1 mapped into IPv6). */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '::ffff:7f00:1']);
+/** Addresses that bind a port on every address of the machine, the loopback included. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::']);
+
+/**
+ * A listener's host as compared for a clash: without brackets, case or a trailing dot, an IPv6 address in its
+ * shortest form, and every name of the loopback as one (`[loopback]`, which no host reads as once its brackets are
+ * dropped).
+ */
+function boundHost(host: string): string {
+  const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  let shortest = bare;
+  if (isIP(bare) === 6) {
+    try {
+      shortest = new URL(`http://[${bare}]`).hostname.slice(1, -1);
+    } catch {
+      // A zone id (fe80::1%eth0) is no URL's: compared as written.
+    }
+  }
+  return LOOPBACK_HOSTS.has(shortest) ? '[loopback]' : shortest;
+}
+
 /**
  * Refuses a metrics address that is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT, or `serve
  * --port`), where the metrics listener would hold the port the API needs. Only for a process that listens on it (the
  * api or webhooks role): a worker alone has no HTTP address, and may serve its metrics on any port. Checked on the
- * configuration the service starts with, `--port` included, before anything is opened.
+ * configuration the service starts with, `--port` included, before anything is opened. On the same port, the hosts
+ * overlap when they are one address however written (localhost, 127.0.0.1 and ::1 all name the loopback), or when
+ * either is a wildcard (0.0.0.0, ::), which takes the port on every address.
  */
 export function assertMetricsAddrFree(config: Pick<Config, 'metricsAddr' | 'host' | 'port'>, listens: boolean): void {
   const { metricsAddr, host, port } = config;
   if (!listens || metricsAddr === null || port === 0 || metricsAddr.port !== port) return;
-  if (metricsAddr.host !== host && ![host, metricsAddr.host].some((either) => either === '0.0.0.0' || either === '::')) return;
-  throw new ConfigError(`INTERLOCK_METRICS_ADDR (${metricsAddr.host}:${metricsAddr.port}) is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT, or serve --port): give the metrics listener another port.`);
+  const [metrics, service] = [boundHost(metricsAddr.host), boundHost(host)];
+  const wildcard = WILDCARD_HOSTS.has(metrics) || WILDCARD_HOSTS.has(service);
+  if (metrics !== service && !wildcard) return;
+  const why = metricsAddr.host === host ? '' : wildcard ? ` (${host}:${port}; a wildcard address, 0.0.0.0 or ::, takes the port on every address)` : ` (${host}:${port}; localhost, 127.0.0.1 and ::1 all name this machine's loopback)`;
+  throw new ConfigError(`INTERLOCK_METRICS_ADDR (${metricsAddr.host}:${metricsAddr.port}) is the service's own HTTP address${why} (INTERLOCK_HOST and INTERLOCK_PORT, or serve --port): give the metrics listener another port.`);
 }
 
 /** The data directory as loadConfig reads it, without checking any other setting: trimmed, and empty or only whitespace is unset. */

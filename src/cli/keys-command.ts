@@ -130,7 +130,7 @@ export function addKeysCommands(program: Command): void {
         }
         // withStores lends a command the key of a running service found through service.json, when it is not this one.
         if (stores.signingKey.kid !== key.kid) printProblem(`The running service found through service.json signs with ${stores.signingKey.kid}, not ${key.kid}: it goes on signing with it until it is restarted with ${path}.`);
-      }, { signs: false });
+      }, { signs: false, actsOnNamedKey: true });
     });
 }
 

@@ -111,7 +111,7 @@ export function serviceNamed(service: ServiceSigner): string {
  * receipts, while the money they moved has moved. So while the service is stopped too: its Redis still takes the
  * entries, and it sends them when it starts again. A command that only reads goes by a running service's key alone.
  */
-function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean; unsaved?: string } {
+function keyOf(config: Stores['config'], readOnly: boolean, actsOnNamedKey: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean; unsaved?: string } {
   const path = keyFilePath(config);
   const reached = serviceReached(config);
   const service = reached !== null && (reached.running || !readOnly) ? reached : null;
@@ -121,8 +121,9 @@ function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; 
     const theirs = serviceKeyFile(service);
     if ('key' in theirs) {
       // Said only of a key named for this command, which is passed over; a data directory's key that is not the
-      // service's is a stale one (a rotation's old key), passed over without a word.
-      if (config.signingKeyFile !== null) printProblem(`INTERLOCK_SIGNING_KEY_FILE (${shownKeyPath(path)}) is not the key of the service that wrote ${service.file}, ${service.kid}: its key file ${theirs.keyFile} is used instead.`);
+      // service's is a stale one (a rotation's old key), passed over without a word. A command that acts on the
+      // named key itself (`keys adopt`) uses it for that, and says what it did with it.
+      if (config.signingKeyFile !== null && !actsOnNamedKey) printProblem(`INTERLOCK_SIGNING_KEY_FILE (${shownKeyPath(path)}) is not the key of the service that wrote ${service.file}, ${service.kid}: its key file ${theirs.keyFile} is used instead.`);
       return { key: theirs.key, exposure: keyFileExposure(theirs.keyFile), keyed: true };
     }
     if (!readOnly) {
@@ -286,9 +287,10 @@ function retiredFileExposure(file: string | null): KeyExposure | null {
 /**
  * `readOnly`: the command writes nothing. `signs: false`: it writes to Redis but records no journal entry (approvals,
  * caps), so it needs no signing key: it is never refused over the service's key, and makes none (keyOf's
- * `readOnly`).
+ * `readOnly`). `actsOnNamedKey`: the command reads the key INTERLOCK_SIGNING_KEY_FILE names for what it does (`keys
+ * adopt`), so the stores taking a running service's key instead is no news to print.
  */
-export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean; signs?: boolean } = {}): Promise<void> {
+export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean; signs?: boolean; actsOnNamedKey?: boolean } = {}): Promise<void> {
   // A command's answer is its output: the service's info lines (a proposal recorded, a chain read) are noise on its
   // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more (empty is unset, as
   // loadConfig reads it).
@@ -296,7 +298,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   const config = (process.env.INTERLOCK_LOG_LEVEL ?? '') === '' ? { ...configured, logLevel: 'warn' as const } : configured;
   // A key file others can read is said in a line of its own: a command's warnings are read by a person. So is a
   // retired public keys file others can write, whatever the log level (openStores is told not to log it too).
-  const { key, exposure, keyed, unsaved } = keyOf(config, options.readOnly === true || options.signs === false);
+  const { key, exposure, keyed, unsaved } = keyOf(config, options.readOnly === true || options.signs === false, options.actsOnNamedKey === true);
   // A key made for this command is saved before anything it signed can reach Redis: at its first write, or when the
   // command ends well (whatever it wrote through another connection). Another process that saved a key there first
   // holds the data directory's key, and this command, which signs with another, records nothing.

@@ -44,6 +44,8 @@ export class StripeUnavailable extends InterlockError {
    * 404 or 200 with no Stripe object (notStripeAnswer): waiting does not mend those.
    */
   readonly passing: boolean;
+  /** Whether the SDK took the answer for a success and it is not Stripe's (notStripeAnswer): no object naming its kind. */
+  readonly notStripe: boolean;
 
   constructor(message: string, details: { stripeStatus: number | null; stripeCode: string | null; requestId: string | null; retryAfterMs: number | null; rateLimited: boolean; outcomeUnknown: boolean; notStripe?: boolean }, options: { cause?: unknown } = {}) {
     super('target_unavailable', message, options);
@@ -54,6 +56,7 @@ export class StripeUnavailable extends InterlockError {
     this.retryAfterMs = details.retryAfterMs;
     this.rateLimited = details.rateLimited;
     this.outcomeUnknown = details.outcomeUnknown;
+    this.notStripe = details.notStripe === true;
     const status = details.stripeStatus;
     this.passing = details.rateLimited || status === 429 || (status !== null && status >= 500) || (status === null && details.notStripe !== true);
   }
@@ -177,6 +180,40 @@ export function notStripeAnswer(answer: unknown, call: CallDescription, client: 
     ? `Stripe gave no definite answer to ${call.what} (${reason}); it may or may not have happened, so the claim stays for recovery.`
     : `Could not read ${call.what} from Stripe (${reason}); nothing changed, the same read may succeed later.`;
   return new StripeUnavailable(message, { stripeStatus: status, stripeCode: null, requestId: typeof response?.requestId === 'string' ? response.requestId : null, retryAfterMs: null, rateLimited: false, outcomeUnknown: call.write, notStripe: true });
+}
+
+/**
+ * Whether the SDK failed on a body that is not JSON at all (an HTML page): stripe-node then throws a StripeAPIError
+ * with no status, the parser's error (carrying the body as `rawBody`) as its `exception`.
+ */
+function bodyNotJson(error: unknown): boolean {
+  if (!(error instanceof stripeSdk().errors.StripeAPIError) || error.statusCode !== undefined) return false;
+  const raw: unknown = error.raw;
+  const exception = typeof raw === 'object' && raw !== null ? (raw as { exception?: unknown }).exception : undefined;
+  return typeof exception === 'object' && exception !== null && typeof (exception as { rawBody?: unknown }).rawBody === 'string';
+}
+
+/**
+ * A read's failure as /readyz judges it (reachability.ts), given the HTTP status the answer came with when the SDK
+ * kept none (`heardStatus`; null when no answer came): StripeMisconfigured when STRIPE_API_BASE answered, and its
+ * answer is not Stripe's to a request Stripe answers (a 2xx, 3xx or 4xx other than 429 whose body is not JSON, such as
+ * another server's HTML 404 page, or is JSON without Stripe's object or error shape): that server serves no Stripe
+ * API, and waiting does not mend it. Null otherwise: a 5xx or a 429 (a proxy's HTML 502 in front of a Stripe that is
+ * down is an outage), no answer (a refused connection, a timeout), or Stripe's own refusal (already translated).
+ */
+export function servesNoStripeApi(error: unknown, heardStatus: number | null, call: CallDescription, client: StripeClient): StripeMisconfigured | null {
+  if (!(error instanceof StripeUnavailable) || error.rateLimited) return null;
+  const notJson = bodyNotJson(error.cause);
+  if (!error.notStripe && !notJson) return null;
+  const status = error.stripeStatus ?? heardStatus;
+  if (status === null || status === 429 || status >= 500) return null;
+  const what = notJson ? 'a body that is not JSON' : "JSON without Stripe's object or error shape";
+  return new StripeMisconfigured(
+    `${client.apiBase} (STRIPE_API_BASE) answered ${call.what} with HTTP ${status} and ${what}: it serves no Stripe API, so this process can send nothing. Check STRIPE_API_BASE: it must point at Stripe or the sandbox, not at another service (a 5xx or no answer at all would be an outage, reported as advisory).`,
+    status,
+    error.requestId,
+    { cause: error },
+  );
 }
 
 const STRIPE_ITSELF = 'https://api.stripe.com:443';

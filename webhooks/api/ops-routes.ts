@@ -127,12 +127,14 @@ type CheckResult = { ok: boolean; detail?: string; advisory?: boolean };
 /**
  * Stripe (or the sandbox) answering this process's key, asked at most once per `freshMs` (concurrent probes share
  * the one read in flight), each read bounded by `timeoutMs`. A key Stripe refuses, or an API base that serves no
- * Stripe API, is this process's own misconfiguration: it makes the process unready, so a rollout with a wrong key
- * stops there. Stripe not answering (down, slow, 5xx, rate limited, nothing listening at STRIPE_API_BASE) is reported
- * but advisory: every process of the deployment meets it alike, so taking them all out of rotation (or failing the
- * compose healthcheck the workers wait on) would add to the outage everything that works without Stripe (revoking an
- * approval, the inbox, receipts, alerts, Stripe's own webhooks), while proposals already answer 503
- * premise_read_failed with a Retry-After.
+ * Stripe API (its server answers, and not as Stripe: a 2xx, 3xx or 4xx but 429 without Stripe's shape, such as another
+ * service's HTML 404 page; probeStripe), is this process's own misconfiguration: it makes the process unready, so a
+ * rollout with a wrong key or API base stops there. Stripe not answering (down, slow, a 5xx, a proxy's 5xx page in
+ * front of it included, rate limited, nothing listening at STRIPE_API_BASE) is reported but advisory: every process
+ * of the deployment meets it alike, so taking them all out of rotation (or failing the compose healthcheck the
+ * workers wait on) would add to the outage everything that works without Stripe (revoking an approval, the inbox,
+ * receipts, alerts, Stripe's own webhooks), while proposals already answer 503 premise_read_failed with a
+ * Retry-After.
  */
 export function stripeCheck(probe: (timeoutMs: number) => Promise<void>, options: { freshMs?: number; timeoutMs?: number } = {}): ReadinessCheck {
   const freshMs = options.freshMs ?? STRIPE_FRESH_MS;

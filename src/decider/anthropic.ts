@@ -357,34 +357,55 @@ type Mention = AmountField & { unclear: boolean };
  * Currency codes read in text (the most used of ISO 4217, and Stripe's three-decimal ones and most used zero-decimal
  * ones, whose figures are most easily misread): a figure beside one, or glued to it, is in its whole units.
  */
-const CURRENCY_CODES = 'usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|hkd|sgd|inr|mxn|brl|sek|nok|dkk|pln|czk|zar|krw|vnd|clp|bhd|jod|kwd|omr|tnd';
-/** Words for a currency's whole units, slang and plurals included (`500 quid`, `50 bucks`). */
-const UNIT_WORDS = 'dollars?|euros?|pounds?|bucks?|quid|yen|yuan|francs?|rupees?|pesos?|kron(?:a|or|e|er)|zloty(?:s)?|rand|dinars?|rials?';
+const CURRENCY_CODES = 'usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|hkd|sgd|inr|mxn|brl|sek|nok|dkk|pln|czk|zar|krw|vnd|clp|pyg|ugx|mga|vuv|xof|xaf|xpf|bif|djf|gnf|kmf|rwf|bhd|jod|kwd|omr|tnd';
+/**
+ * Words for a currency's whole units, slang and plurals included (`500 quid`, `50 bucks`), and the names the countries
+ * of Stripe's zero-decimal currencies give them (`5000 guaraníes`, `5000 ariary`, `RMB 5000`), read before or after a
+ * figure.
+ */
+const UNIT_WORDS = 'dollars?|euros?|pounds?|bucks?|quid|yen|yuan|rmb|francs?|rupees?|pesos?|kron(?:a|or|e|er)|zloty(?:s)?|rand|dinars?|rials?|guaran[ií](?:s|es)?|ariary|vatu|shillings?';
+/**
+ * Names of a currency's whole units read only right after a figure or a sum in words (`5000 won`, `5.000 đồng`), as
+ * their countries write them in English: before one, or glued to other words, they are English words ("we won 3
+ * disputes"). `won` and `dong` name their currency only on a case in it (AFTER_ONLY_AMBIGUOUS): on another case they
+ * are read as no currency at all.
+ */
+const UNIT_WORDS_AFTER = 'won|đồng|dong';
+const AFTER_ONLY_AMBIGUOUS = /^(?:won|dong)$/i;
 /** A currency sign of whole units (`$`, `€`, `£`, `¥`, `₹`...): every one but the cent sign. */
 const UNIT_SIGN = String.raw`(?!¢)\p{Sc}`;
 /**
- * The Chinese and Japanese characters for a currency's whole units (`5,000円`, `500元`), written after a figure and
- * glued to the words around them, as those scripts put no spaces between words.
+ * The Chinese, Japanese and Korean characters for a currency's whole units (`5,000円`, `500元`, `5,000원`), written
+ * after a figure and glued to the words around them, as those scripts put no spaces between words (Korean glues its
+ * particles after them: `5,000원을`).
  */
-const HAN_UNITS = '円|圓|元';
+const HAN_UNITS = '円|圓|元|원';
 /**
- * A dollar sign qualified by its country, glued to it (`CA$50`, `A$50`, `HK$50`): read as that country's currency
- * (COUNTRY_DOLLAR_SIGNS), never as the bare `$`, which may be any of them.
+ * A currency sign qualified by its country, glued to it (`CA$50`, `A$50`, `HK$50`, `JP¥5000`, `5,000 CN¥`): read as that
+ * country's currency (COUNTRY_SIGNS), never as the bare `$` or `¥`, which may be any of several.
  */
-const COUNTRY_DOLLAR_SIGN = String.raw`(?<![\p{L}\p{N}])(?:US|CA|C|AU|A|HK|SG|S|NZ|MX|R|NT)\$`;
-/** A currency of whole units: a sign (a country's dollar sign first), a code or a word for it. */
-const WHOLE_UNITS = String.raw`(?:${COUNTRY_DOLLAR_SIGN}|${UNIT_SIGN}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L}))`;
+const COUNTRY_SIGN = String.raw`(?<![\p{L}\p{N}])(?:(?:US|CA|C|AU|A|HK|SG|S|NZ|MX|R|NT)\$|(?:JP|CN)¥)`;
+/** A currency of whole units: a sign (a country's sign first), a code or a word for it. */
+const WHOLE_UNITS = String.raw`(?:${COUNTRY_SIGN}|${UNIT_SIGN}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L}))`;
 /** Text that speaks of money: a currency sign, code or name, or a word for an amount or for moving money. */
-const MONEY_WORDS = new RegExp(String.raw`\p{Sc}|\d\s?[十百千万萬億亿兆]?(?:${HAN_UNITS})|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS}|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
+const MONEY_WORDS = new RegExp(String.raw`\p{Sc}|\d\s?[十百千万萬億亿兆십백천만억조]?(?:${HAN_UNITS})|\d\s?(?:${UNIT_WORDS_AFTER})(?!\p{L})|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS}|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
 /** Dates and times in text, which are figures but never amounts ("2024-05-01", "01/05/2024", "14:30"). */
 const DATES_AND_TIMES = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?/g;
 /**
  * A figure in text, as a word of its own (the digits inside `pi_attacker123` are not one), glued to a currency code
- * (`USD500000`) or to Chinese or Japanese writing, which puts no spaces between words (`として5,000円`), separators included: commas and points, and groups of three digits split by a space, an apostrophe
+ * (`USD500000`) or to Chinese, Japanese or Korean writing, which puts no spaces between words (`として5,000円`, `환불5000원`), separators included: commas and points, and groups of three digits split by a space, an apostrophe
  * or an underscore (`500 000`, `500'000`), read as one figure, the largest it may be, with its decimals after the groups
  * (`1 234,56`, `1'234.50`).
  */
-const FIGURE_IN_TEXT = new RegExp(String.raw`(?:(?<![\p{L}\p{N}_])|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}])|(?<=(?<![\p{L}\p{N}_])(?:${CURRENCY_CODES})))\d(?:[\d,.]*\d)?(?:(?:[ \u00A0\u2009\u202F'’_]\d{3}(?!\p{N}))+(?:[,.]\d+)?)?`, 'giu');
+const FIGURE_IN_TEXT = new RegExp(String.raw`(?:(?<![\p{L}\p{N}_])|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}])|(?<=(?<![\p{L}\p{N}_])(?:${CURRENCY_CODES})))\d(?:[\d,.]*\d)?(?:(?:[ \u00A0\u2009\u202F'’_]\d{3}(?!\p{N}))+(?:[,.]\d+)?)?`, 'giu');
+/**
+ * A figure broken across a line after its thousands separator, or between digit groups (`$5,` then `000.00` on the
+ * next line, `$5` then `000.00`), joined as FIGURE_IN_TEXT reads it: the comma kept, a line break between groups read
+ * as a space between them (`5 000.00`). Only a figure of whole groups so far (`5`, `5,000`), with a group of three
+ * digits after the break, not a percentage (`$20` then `100% goodwill`) and not one with decimals already (`$20.00`
+ * then `100 units`). Read from the run's start only, so a run of digits and commas is read once.
+ */
+const FIGURE_ACROSS_LINES = /(?<![\d.,])(\d{1,3}(?:,\d{3})*)(,?)[ \t]*\r?\n[ \t]*(?=\d{3}(?![\p{N}%]))/gu;
 /** How much text either side of a figure is read for its currency. */
 const UNITS_WINDOW = 40;
 /** How much text before a figure is read for who asked for it (FigureRead's `lead`). */
@@ -393,11 +414,11 @@ const LEAD_WINDOW = 100;
  * A currency of whole units written before or after a figure: the figure may be units, not cents. Read generously, as
  * a person writes it, since a figure taken for cents that was units hides an ask a hundred times larger, while the
  * other way only tells a person: before it with brackets, a colon or spaces between (`$5000`, `USD 5000`, `USD: 500`,
- * `(USD) 500`, `USD  500`); after it so (`5000 dollars`, `500 (USD)`, `500 quid`), and a currency's name with up
+ * `(USD) 500`, `USD  500`); after it so (`5000 dollars`, `500 (USD)`, `500 quid`, `5000 won`), and a currency's name with up
  * to two words between (`50 US dollars`, `50 New Zealand dollars`), but not a sign or a code (`order 1234 for $20`).
  */
 const UNITS_BEFORE = new RegExp(String.raw`(${WHOLE_UNITS})[\s:=()[\]-]*$`, 'iu');
-const UNITS_AFTER = new RegExp(String.raw`^[\s:=()[\]-]*(${WHOLE_UNITS}|${HAN_UNITS}|(?:[\p{L}.]+[\s-]+){1,2}(?:${UNIT_WORDS})(?!\p{L}))`, 'iu');
+const UNITS_AFTER = new RegExp(String.raw`^[\s:=()[\]-]*(${WHOLE_UNITS}|${HAN_UNITS}|(?:${UNIT_WORDS_AFTER})(?!\p{L})|(?:[\p{L}.]+[\s-]+){1,2}(?:${UNIT_WORDS})(?!\p{L}))`, 'iu');
 /**
  * Cents written after a figure (`2000 cents`, `50¢`, `a 50-cent fee`): that figure is cents, whatever currency stands
  * before it (`20 dollars (2000 cents)`).
@@ -406,10 +427,10 @@ const CENTS_AFTER = /^[\s-]?(?:¢|cents?(?!\p{L}))/iu;
 /** A word for moving money, or for an amount, right before a figure (`refund 5k`, `send another 5m`, `total: 5k`). */
 const MONEY_ACT_BEFORE = /(?<!\p{L})(?:refund(?:s|ed)?|credit(?:s|ed)?|pa(?:y|ys|id)|send|sent|transfer(?:s|red)?|amount|total|price|sum|cost(?:s)?)(?:\s+(?:of|an?|another|extra|further|more))*[\s:=]*$/iu;
 /**
- * What makes a figure's size unknown when it follows it: a word multiplier (`5 thousand`, `5 grand`, `5千`, `5万`) or an
+ * What makes a figure's size unknown when it follows it: a word multiplier (`5 thousand`, `5 grand`, `5千`, `5万`, `5천`) or an
  * exponent (`5e5`), which may be any size. No bound is read from such a figure.
  */
-const MULTIPLIED = /^(?:(?:[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?|grand|lakhs?|crores?)|e[+-]?\d)(?!\p{L})|\s?[十百千万萬億亿兆])/iu;
+const MULTIPLIED = /^(?:(?:[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?|grand|lakhs?|crores?)|e[+-]?\d)(?!\p{L})|\s?[十百千万萬億亿兆십백천만억조])/iu;
 /**
  * A letter glued to a figure that may multiply it (`5k`, `2.5m`, `3bn`, a thousand, a million or more): it does only
  * when the figure is money, a currency written beside it (`$5k`, `USD 5m`, `5k USD`, `5k dollars`, `5k cents`) or a
@@ -469,13 +490,68 @@ function asciiDigits(text: string): string {
 }
 
 /**
+ * The numerals Chinese, Japanese and Korean write a sum of money with (`五千円`, `一万元`, `오천 원`): digits, which
+ * also stand one after another (`二〇〇〇`), multipliers of ten, a hundred and a thousand (十百千, 십백천), which count
+ * what stands before them (one when nothing does), and multipliers of ten thousand and more (万萬億亿兆, 만억조), which
+ * count all that stands before them down to the last such multiplier.
+ */
+const NATIVE_DIGITS: Readonly<Record<string, number>> = { 〇: 0, 零: 0, 一: 1, 二: 2, 两: 2, 兩: 2, 三: 3, 四: 4, 五: 5, 六: 6, 七: 7, 八: 8, 九: 9, 일: 1, 이: 2, 삼: 3, 사: 4, 오: 5, 육: 6, 칠: 7, 팔: 8, 구: 9 };
+const NATIVE_TENS: Readonly<Record<string, number>> = { 十: 10, 百: 100, 千: 1000, 십: 10, 백: 100, 천: 1000 };
+const NATIVE_MYRIADS: Readonly<Record<string, number>> = { 万: 1e4, 萬: 1e4, 億: 1e8, 亿: 1e8, 兆: 1e12, 만: 1e4, 억: 1e8, 조: 1e12 };
+const NATIVE_NUMERALS = [...Object.keys(NATIVE_DIGITS), ...Object.keys(NATIVE_TENS), ...Object.keys(NATIVE_MYRIADS)].join('');
+const MYRIADS = Object.keys(NATIVE_MYRIADS).join('');
+const HAN_NUMERALS = [...NATIVE_NUMERALS].filter((numeral) => /\p{sc=Han}/u.test(numeral)).join('');
+/**
+ * A sum written in those numerals right before a currency's character (HAN_UNITS: `五千円`, `一万元`, `오천 원`, `삼만 오천 원`,
+ * Korean putting a space after ten thousands). It starts where no numeral, digit or separator stands before it (a
+ * Korean one where no Hangul does either: `사원`, staff, is no sum), and only there, so a run of numerals is read once.
+ */
+const NATIVE_SUM = new RegExp(
+  String.raw`(?<![\p{N}.,${NATIVE_NUMERALS}])(?<![${MYRIADS}] )(?:(?<!\p{sc=Hangul})|(?=[${HAN_NUMERALS}]))[${NATIVE_NUMERALS}]+(?:(?<=[${MYRIADS}]) [${NATIVE_NUMERALS}]+)*(?= ?(?:${HAN_UNITS}))`,
+  'gu',
+);
+const HANGUL = /\p{sc=Hangul}/u;
+const HANGUL_MULTIPLIER = /[십백천만억조]/u;
+
+/**
+ * The sum `written` in CJK numerals names (NATIVE_SUM) in ASCII digits, or `written` as it is when it is no sum read
+ * so: a Korean one with no multiplier (`사 원`: 사 and 원 are also the syllables of words), a single Chinese or Japanese
+ * digit (`関東一円`, "all over Kanto"), or one past the largest exact count.
+ */
+function nativeSum(written: string): string {
+  const numerals = [...written.replaceAll(' ', '')];
+  if (HANGUL.test(written) ? !HANGUL_MULTIPLIER.test(written) : numerals.length < 2 && NATIVE_DIGITS[numerals[0] ?? ''] !== undefined) return written;
+  let total = 0;
+  let section = 0;
+  let digits = 0;
+  for (const numeral of numerals) {
+    const digit = NATIVE_DIGITS[numeral];
+    const ten = NATIVE_TENS[numeral];
+    const myriad = NATIVE_MYRIADS[numeral];
+    if (digit !== undefined) digits = digits * 10 + digit;
+    else if (ten !== undefined) {
+      section += (digits === 0 ? 1 : digits) * ten;
+      digits = 0;
+    } else if (myriad !== undefined) {
+      total += (section + digits === 0 ? 1 : section + digits) * myriad;
+      section = 0;
+      digits = 0;
+    }
+  }
+  const sum = total + section + digits;
+  return Number.isSafeInteger(sum) ? String(sum) : written;
+}
+
+/**
  * Text as its figures are read: in Unicode's compatibility form (full-width `５，０００` and `￥` are `5,000` and `¥`, the
- * narrow and other no-break spaces are spaces), the digits of every script as ASCII ones (asciiDigits) and the Arabic
- * decimal and thousands separators (`٫`, `٬`) as a point and a comma, and the dinars' and rial's abbreviations as their
- * codes (DINAR_ABBREVIATIONS).
+ * narrow and other no-break spaces are spaces), the digits of every script as ASCII ones (asciiDigits), a sum in CJK
+ * numerals before a currency's character as ASCII digits (`五千円` is `5000円`, `오천 원` is `5000 원`: nativeSum), the
+ * Arabic decimal and thousands separators (`٫`, `٬`) as a point and a comma, and the dinars' and rial's abbreviations
+ * as their codes (DINAR_ABBREVIATIONS).
  */
 function readable(text: string): string {
   return asciiDigits(text.normalize('NFKC'))
+    .replace(NATIVE_SUM, nativeSum)
     .replaceAll('\u066B', '.')
     .replaceAll('\u066C', ',')
     .replace(LATIN_DINAR, (written) => DINAR_ABBREVIATIONS[written] ?? written)
@@ -493,7 +569,13 @@ function readable(text: string): string {
 function figuresIn(text: string, currency: string | null, most = IN_TEXT_READ_MAX): FigureRead[] | null {
   const read = readable(text);
   if (!MONEY_WORDS.test(read)) return null;
-  const plain = read.replace(DATES_AND_TIMES, ' ');
+  const plain = read.replace(DATES_AND_TIMES, ' ').replace(FIGURE_ACROSS_LINES, (_, head: string, comma: string) => `${head}${comma === '' ? ' ' : ','}`);
+  // `won` or `dong` after a figure names a currency on a case in it, or on one whose currency is not known; elsewhere
+  // it is an English word ("3 won disputes").
+  const unitAfterIn = (text: string) => {
+    const unit = UNITS_AFTER.exec(text)?.[1];
+    return unit !== undefined && AFTER_ONLY_AMBIGUOUS.test(unit) && currency !== null && !unitNames(unit, currency) ? undefined : unit;
+  };
   const figures: FigureRead[] = [];
   for (const match of plain.matchAll(FIGURE_IN_TEXT)) {
     if (figures.length >= most) break;
@@ -508,13 +590,13 @@ function figuresIn(text: string, currency: string | null, most = IN_TEXT_READ_MA
     // The currency after a multiplier: `5k USD`, `5 thousand yen`, `5千円`.
     const rest = multiplier === undefined ? after : after.slice(multiplier.length);
     const centsWritten = CENTS_AFTER.test(after);
-    const unitAfter = UNITS_AFTER.exec(rest)?.[1];
-    const units = !centsWritten && (unitsBefore || UNITS_AFTER.test(after));
+    const unitAfter = unitAfterIn(rest);
+    const units = !centsWritten && (unitsBefore || unitAfterIn(after) !== undefined);
     const near = `${before.slice(-NEAR_CHARS)}${figure}${after.slice(0, NEAR_CHARS)}`;
     const moneyActBefore = MONEY_ACT_BEFORE.test(before);
     const lead = plain.slice(Math.max(0, match.index - LEAD_WINDOW), match.index);
     const seen = { figure, units, centsWritten, near, unit: unitBefore ?? unitAfter ?? null, moneyActBefore, before, after, lead };
-    if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || moneyActBefore))) {
+    if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || unitAfterIn(rest) !== undefined || CENTS_AFTER.test(rest) || moneyActBefore))) {
       figures.push({ ...seen, cents: null });
       continue;
     }
@@ -866,9 +948,10 @@ const CURRENCIES_OF_WORD: Readonly<Record<string, readonly string[]>> = {
   quid: ['gbp'],
   yen: ['jpy'],
   yuan: ['cny'],
-  franc: ['chf'],
+  rmb: ['cny'],
+  franc: ['chf', 'xof', 'xaf', 'xpf', 'bif', 'djf', 'gnf', 'kmf', 'rwf'],
   rupee: ['inr'],
-  peso: ['mxn'],
+  peso: ['mxn', 'clp'],
   krona: ['sek'],
   kronor: ['sek'],
   krone: ['nok', 'dkk'],
@@ -877,17 +960,44 @@ const CURRENCIES_OF_WORD: Readonly<Record<string, readonly string[]>> = {
   rand: ['zar'],
   dinar: ['kwd', 'bhd', 'jod', 'tnd'],
   rial: ['omr'],
+  guarani: ['pyg'],
+  guaraní: ['pyg'],
+  guaranie: ['pyg'],
+  guaraníe: ['pyg'],
+  ariary: ['mga'],
+  vatu: ['vuv'],
+  shilling: ['ugx', 'kes', 'tzs'],
+  won: ['krw'],
+  đồng: ['vnd'],
+  dong: ['vnd'],
   円: ['jpy'],
   圓: ['jpy', 'hkd'],
   元: ['cny', 'hkd'],
+  원: ['krw'],
 };
 
 /**
- * The currency each country's dollar sign names (COUNTRY_DOLLAR_SIGN), written in capitals as Stripe and banks write
- * them: `CA$` and `C$` Canadian, `A$` and `AU$` Australian, `HK$`, `S$` and `SG$`, `NZ$`, `US$`, `MX$` the Mexican peso,
- * `R$` the Brazilian real, `NT$` the New Taiwan dollar. A prefix in small letters (`a$50`) is read as the bare `$`.
+ * The currency each country's sign names (COUNTRY_SIGN), written in capitals as Stripe and banks write them: `CA$` and
+ * `C$` Canadian, `A$` and `AU$` Australian, `HK$`, `S$` and `SG$`, `NZ$`, `US$`, `MX$` the Mexican peso, `R$` the
+ * Brazilian real, `NT$` the New Taiwan dollar, `JP¥` the yen, `CN¥` the yuan. A prefix in small letters (`a$50`,
+ * `jp¥50`) is read as the bare sign.
  */
-const COUNTRY_DOLLAR_SIGNS: Readonly<Record<string, string>> = { US: 'usd', CA: 'cad', C: 'cad', AU: 'aud', A: 'aud', HK: 'hkd', SG: 'sgd', S: 'sgd', NZ: 'nzd', MX: 'mxn', R: 'brl', NT: 'twd' };
+const COUNTRY_SIGNS: Readonly<Record<string, string>> = {
+  US$: 'usd',
+  CA$: 'cad',
+  C$: 'cad',
+  AU$: 'aud',
+  A$: 'aud',
+  HK$: 'hkd',
+  SG$: 'sgd',
+  S$: 'sgd',
+  NZ$: 'nzd',
+  MX$: 'mxn',
+  R$: 'brl',
+  NT$: 'twd',
+  'JP¥': 'jpy',
+  'CN¥': 'cny',
+};
 /**
  * The currency a word before `dollars` (or `bucks`) names (`50 Canadian dollars`, `50 New Zealand dollars`, `fifty US
  * dollars`); other words before it (`50 more dollars`) leave the bare dollar, which may be any of DOLLARS.
@@ -944,11 +1054,11 @@ function signOf(currency: string): string {
 
 /** Whether a currency written beside a figure (FigureRead's `unit`: a sign, a code or a word for it) may be `currency`. */
 function unitNames(unit: string, currency: string): boolean {
-  const country = /^([A-Za-z]{1,2})\$$/.exec(unit.trim())?.[1];
-  // A country's dollar sign is its currency's; one in small letters (`a$50`) is read as the bare `$`.
-  if (country !== undefined) {
-    const named = COUNTRY_DOLLAR_SIGNS[country];
-    return named === undefined ? signOf(currency).includes('$') : named === currency;
+  const country = /^[A-Za-z]{1,2}([$¥])$/.exec(unit.trim());
+  // A country's sign is its currency's; one in small letters (`a$50`, `jp¥50`) is read as the bare sign.
+  if (country !== null) {
+    const named = COUNTRY_SIGNS[country[0]];
+    return named === undefined ? signOf(currency).includes(country[1] ?? '$') : named === currency;
   }
   const written = unit.trim().toLowerCase();
   if (/^\p{Sc}$/u.test(written)) return signOf(currency).includes(written);
@@ -1035,7 +1145,7 @@ const NUMBER_WORD = String.raw`(?:${[...TENS, ...SMALL_NUMBERS, 'hundred', ...Ob
  * an unbounded run would be read again from each of its words ("twenty twenty twenty …" with no currency after it),
  * time growing with the square of its length while the process, which also sends money, waits.
  */
-const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD}){0,${SPELLED_WORDS_MAX - 1}})[\s-]+(${CURRENCY_CODES}|(?:${DOLLAR_COUNTRY_WORDS}[\s-]+)?(?:${UNIT_WORDS})|cents?)(?!\p{L})`, 'giu');
+const SPELLED_SUM = new RegExp(String.raw`(?<!\p{L})(?<!\p{N}[\s-]*)(${NUMBER_WORD}(?:[\s-]+(?:and\s+)?${NUMBER_WORD}){0,${SPELLED_WORDS_MAX - 1}})[\s-]+(${CURRENCY_CODES}|(?:${DOLLAR_COUNTRY_WORDS}[\s-]+)?(?:${UNIT_WORDS})|${UNIT_WORDS_AFTER}|cents?)(?!\p{L})`, 'giu');
 
 /** The number words in `phrase` (SPELLED_SUM) name, or null when they are not read. */
 function spelledNumber(phrase: string): number | null {
@@ -1118,6 +1228,8 @@ function sumsIn(words: readonly CallWords[], currency: string | null, action: (t
         continue;
       }
       const sum = number === null ? null : number * 10 ** decimals;
+      // `won` or `dong` names no currency on a case in another: "two won disputes" (AFTER_ONLY_AMBIGUOUS).
+      if (currency !== null && AFTER_ONLY_AMBIGUOUS.test(unit) && !unitNames(unit, currency)) continue;
       if (currency !== null && !unitNames(unit, currency)) sums.push({ sums: [], reads: another(unit), near, where, count: null });
       else sums.push({ sums: sum === null || !Number.isSafeInteger(sum) ? [] : [sum], reads: sum === null ? 'a sum whose size is not read' : named(sum), near, where, count: null });
     }
@@ -1291,19 +1403,25 @@ function explainedBy(asked: number, unknown: readonly SumRead[], named: readonly
 /**
  * Words right before a figure that ask to move it (`refund $5,000.00`, `also send 500000 cents`, `a credit of $500`,
  * `refund the $500`, `refund the customer $500`, `send the customer their $500`, `refund an additional $500`, `refund
- * the remaining $500`, `a refund for $500`), past the currency written before it, or that set it as an amount's field
+ * the remaining $500`, `a refund for $500`, `issue a $500 refund`, `process the $500 refund`, `return the $500`,
+ * `approve a $500 refund`, `pay out $500`), past the currency written before it, or that set it as an amount's field
  * (`"amount_cents":500000`, `amount=500000`): an ask, not a sum told. Words for money moved already (`paid`,
- * `refunded`) and for a price or a total are not, nor a refund "of the" or "for the" order, which NEAR_ASK_BEFORE reads:
- * a story's sums are told so ("the customer paid $100.00", "the $40.00 jar", "a partial refund of the $120.00 order").
+ * `refunded`, `returned`, `approved`) and for a price or a total are not, nor a refund "of the" or "for the" order,
+ * which NEAR_ASK_BEFORE reads: a story's sums are told so ("the customer paid $100.00", "a partial refund of the $120.00
+ * order"). Read on the words with look-alike letters of other scripts as the Latin ones (latinLookalikes: `rеfund`
+ * with a Cyrillic `е` asks as `refund` does).
  */
 const ASK_BEFORE =
-  /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?)(?:\s+(?:of(?!\s+(?:the|their|his|her|its|our|your)(?!\p{L}))|for(?!\s+(?:the|their|his|her|its|our|your)(?!\p{L}))|an?|the(?=[\s:="']*$|\s+(?:remaining|rest|full|whole|customer|additional|extra|other)(?!\p{L}))|another|additional|extra|further|more|back|remaining|rest|full|whole|customer|them|him|her|us|me|their|his|its|our|your)(?!\p{L}))*|(?<![\p{L}\p{N}])(?:\p{L}+_){0,8}(?:amount|cents)(?:_\p{L}+){0,8}["']?\s*[:=])[\s:="']*$/iu;
+  /(?:(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|pay(?:s|ing)?\s+out|send(?:s|ing)?|transfer(?:s|ring)?|issu(?:e|es|ing)|process(?:es|ing)?|return(?:s|ing)?|approv(?:e|es|ing))(?:\s+(?:of(?!\s+(?:the|their|his|her|its|our|your)(?!\p{L}))|for(?!\s+(?:the|their|his|her|its|our|your)(?!\p{L}))|an?|the(?=[\s:="']*$|\s+(?:remaining|rest|full|whole|customer|additional|extra|other)(?!\p{L}))|another|additional|extra|further|more|back|remaining|rest|full|whole|customer|them|him|her|us|me|their|his|its|our|your)(?!\p{L}))*|(?<![\p{L}\p{N}])(?:\p{L}+_){0,8}(?:amount|cents)(?:_\p{L}+){0,8}["']?\s*[:=])[\s:="']*$/iu;
 /**
- * The word right before a figure that tells it as a sum of something (TOLD_BEFORE): a determiner or a preposition
- * ("the $2,000 order", "a $40 jar", "50% of the $40.00 jar", "added to the $50.00 order"), a comparison with another
- * figure ("20 or 30 dollars", "$20.00 rather than $60.00", "$20.00, not $60.00"), or a word for a price, an order or
- * money moved already ("paid $120.00", "cost $40", "order $120.00", "was $120.00"). A money figure over the cap with
- * neither such a word nor an ask before it ("Goodwill $20.00. $5,000.00 to follow.") is read as asked (askedBeyond).
+ * The words right before a figure that tell it as a sum of something (TOLD_BEFORE): a preposition, with "a" or "the"
+ * after it or not ("50% of the $40.00 jar", "for a $40 jar", "added to the $50.00 order"), a demonstrative or a
+ * possessive ("this $40 jar", "their $120.00 order"), a comparison with another figure ("20 or 30 dollars", "$20.00
+ * rather than $60.00", "$20.00, not $60.00"), or a word for a price, an order or money moved already, "a" or "the" after
+ * it or not ("paid $120.00", "bought a $40 jar", "cost $40", "order $120.00", "was $120.00"). A bare "a" or "the" tells
+ * nothing: "also approve a $5,000.00 goodwill refund", "and a $5,000.00 one too" may ask as well as describe. A money
+ * figure over the cap with no such words nor an ask before it ("Goodwill $20.00. $5,000.00 to follow.", "The $2,000.00
+ * laptop" when the case states no $2,000.00) is read as asked (askedBeyond).
  */
 /**
  * Words asking to move money shortly before a figure, with up to four words between of whose or which it is ("a
@@ -1312,8 +1430,9 @@ const ASK_BEFORE =
  * refund of the $120.00 order" when the story says the order was $120.00).
  */
 const NEAR_ASK_BEFORE =
-  /(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|send(?:s|ing)?|transfer(?:s|ring)?|reimburs(?:e|es|ing)|giv(?:e|es|ing))(?:\s+(?:of|for|the|their|his|her|its|our|your|an?|customer|them|him|us|me|another|additional|extra|further|more|back|remaining|rest|full|whole|entire|total|original)(?!\p{L})){1,4}[\s:="']*$/iu;
-const TOLD_BEFORE = /(?<!\p{L})(?:the|a|an|this|that|these|those|their|his|her|its|our|your|whose|of|on|for|from|at|in|or|than|not|vs|versus|paid|pays|cost(?:s|ing)?|price[ds]?|total(?:s|led|ed)?|subtotal|order|payment|purchase|invoice|worth|valued|charged|spent|bought|was|were)[\s:="'(]*$/iu;
+  /(?<!\p{L})(?:refund(?:s|ing)?|credit(?:s|ing)?|pays?|pay(?:s|ing)?\s+out|send(?:s|ing)?|transfer(?:s|ring)?|reimburs(?:e|es|ing)|giv(?:e|es|ing)|issu(?:e|es|ing)|process(?:es|ing)?|approv(?:e|es|ing))(?:\s+(?:of|for|the|this|that|these|those|their|his|her|its|our|your|an?|customer|them|him|us|me|another|additional|extra|further|more|back|remaining|rest|full|whole|entire|total|original)(?!\p{L})){1,4}[\s:="']*$/iu;
+const TOLD_BEFORE =
+  /(?<!\p{L})(?:(?:of|on|for|from|at|in|to|into|with|by|about|against|or|than|not|vs|versus|paid|pays|cost(?:s|ing)?|price[ds]?|total(?:s|led|ed)?|subtotal|order|payment|purchase|invoice|worth|valued|charged|spent|bought|was|were)(?:\s+(?:the|an?))?|this|that|these|those|their|his|her|its|our|your|whose)[\s:="'(]*$/iu;
 /**
  * Words reporting what someone else asked, wanted or claimed, read over a short span before a figure (FigureRead's
  * `lead`): a third party who asked (REPORTER: the customer, the buyer, the client, the user, the cardholder, one of
@@ -1349,6 +1468,44 @@ function statedSums(input: DecisionCase): number[] {
 }
 
 /**
+ * Letters of Cyrillic and Greek that look like Latin ones, as the Latin letter they look like: words asking for money
+ * written with them (`rеfund` with a Cyrillic `е`, `pаy`) read as they look (askedBeyond).
+ */
+const LOOKALIKES: Readonly<Record<string, string>> = {
+  а: 'a', в: 'b', е: 'e', ё: 'e', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x', і: 'i', ї: 'i', ј: 'j', ѕ: 's', һ: 'h', ԁ: 'd', ԛ: 'q', ԝ: 'w', ӏ: 'l', ɡ: 'g',
+  А: 'A', В: 'B', Е: 'E', К: 'K', М: 'M', Н: 'H', О: 'O', Р: 'P', С: 'C', Т: 'T', У: 'Y', Х: 'X', І: 'I', Ј: 'J', Ѕ: 'S', Ԁ: 'D', Ԛ: 'Q', Ԝ: 'W',
+  α: 'a', ε: 'e', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', γ: 'y',
+  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
+};
+const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join('')}]`, 'gu');
+
+function latinLookalikes(text: string): string {
+  return text.replace(LOOKALIKE, (letter) => LOOKALIKES[letter] ?? letter);
+}
+
+/**
+ * The sums written in words in `text` (SPELLED_SUM: `five thousand dollars`, `fifty thousand cents`), read as figuresIn
+ * reads a figure, for askedBeyond: `cents` in the smallest unit of `currency` (the case's, or hundredths when it is not
+ * known) when the words name whole units of it, the count itself when they name cents, null when the number is not
+ * read; one in another currency keeps its unit, and askedBeyond leaves it to refundSumsProblem.
+ */
+function spelledSumsIn(text: string, currency: string | null): Pick<FigureRead, 'cents' | 'unit' | 'centsWritten' | 'before' | 'lead' | 'near'>[] {
+  const read = readable(text);
+  const decimals = decimalsOf(currency);
+  const sums: ReturnType<typeof spelledSumsIn> = [];
+  for (const match of read.matchAll(SPELLED_SUM)) {
+    const [near, phrase = '', unit = ''] = match;
+    const number = spelledNumber(phrase);
+    const centsWritten = CENTS_WORD.test(unit);
+    const cents = number === null ? null : centsWritten ? number : number * 10 ** decimals;
+    const before = read.slice(Math.max(0, match.index - UNITS_WINDOW), match.index);
+    const lead = read.slice(Math.max(0, match.index - LEAD_WINDOW), match.index);
+    sums.push({ cents: cents !== null && Number.isSafeInteger(cents) ? cents : null, unit: centsWritten ? null : unit, centsWritten, before, lead, near });
+  }
+  return sums;
+}
+
+/**
  * The ids a money call's words may send money to that askedBeyond names: a payment (`pi_`, `py_`), which a refund
  * returns money to, on either case (a credit's words "the rest was refunded to pi_…" ask a refund), and on a credit
  * case a customer (`cus_`), which a credit goes to. Others are no destination of the call: on a refund case the
@@ -1372,7 +1529,8 @@ function storySums(input: DecisionCase, currency: string | null): number[] {
  * (`said`), one of a kind the call's money could go to (destinationOf) that is neither the case's subject nor named by
  * the facts read for the case ("Refunding $20.00 to pi_…", a decision written out as JSON). The story does not make an
  * id the case's own: it is the customer's text, the very place an injection arrives ("send the refund to pi_…"), so an
- * id it names is named too, saying the story names it. And in its own text field a money figure of more than the
+ * id it names is named too, saying the story names it. And in its own text field (read with look-alike letters of other
+ * scripts as the Latin ones: latinLookalikes) a money figure, or a sum in words (`five thousand dollars`), of more than the
  * approval covers, that is neither the amount called (checkDecision judges that) nor a sum the facts state (statedSums),
  * unless words reporting a third party's ask stand before it (REPORTED_BEFORE: "the customer asked us to refund
  * $60.00", never the call's own "we would like to refund"), or the words do not ask for it (ASK_BEFORE) and either a
@@ -1406,9 +1564,11 @@ function askedBeyond(name: keyof typeof MONEY_ACTION, asked: number, own: CallWo
     const others = new Set(idsIn(text).filter((id) => destination.test(id) && !theCase.has(id)));
     for (const id of [...others].slice(0, IN_TEXT_READ_MAX)) named.push(`${id} in ${where}${inStory.has(id) ? ' (which the case story names too: an id the story names is no id of the case, since the story is where an injected ask arrives)' : ''}`);
   }
-  // Every figure of its own words (a reason's or a description's few hundred characters): an ask after twenty told
-  // sums is still an ask.
-  for (const read of figuresIn(own.text, currency, Number.POSITIVE_INFINITY) ?? []) {
+  // Every figure of its own words (a reason's or a description's few hundred characters), and every sum in words
+  // (`five thousand dollars`): an ask after twenty told sums is still an ask. Letters of other scripts that look like
+  // Latin ones are read as those (`rеfund` with a Cyrillic `е`).
+  const ownText = latinLookalikes(own.text);
+  for (const read of [...(figuresIn(ownText, currency, Number.POSITIVE_INFINITY) ?? []), ...spelledSumsIn(ownText, currency)]) {
     const before = read.before.replace(UNITS_BEFORE, '');
     if (REPORTED_BEFORE.test(read.lead.replace(UNITS_BEFORE, ''))) continue;
     if (currency !== null && !read.centsWritten && read.unit !== null && !unitNames(read.unit, currency)) continue;

@@ -111,6 +111,12 @@ export const ERROR_REGISTRY = {
   journal_write_refused: { status: 500, retryable: false },
   /** An effect's chain in Redis disagrees with its own state (shorter, or another last entry): nothing is signed over it. */
   journal_inconsistent: { status: 500, retryable: false },
+  /**
+   * An effect's chain in Redis does not read (an entry that is not JSON, or holds a value with no canonical form, such
+   * as a number past 1e308 or a lone surrogate): interlock never writes such an entry, so it was edited or damaged in
+   * Redis. The service's fault, never the caller's: the message names the effect and says how to restore it.
+   */
+  journal_damaged: { status: 500, retryable: false },
   internal: { status: 500, retryable: false },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 

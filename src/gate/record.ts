@@ -119,7 +119,9 @@ function unjudgedProposals(entries: readonly Entry[]): number {
  * that rewords its decision on every retry of a refused request would add a PROPOSED and its refusal to the receipt each
  * time, and every later submit and read of the effect reads them all. Honest re-decisions are a few (the cap raised,
  * the facts moved, a corrected decision), after up to MAX_PROPOSALS while the effect waited: twice that leaves room for
- * both, and keeps a receipt's own decisions to the same order as the evidence it keeps of other payloads.
+ * both, and keeps a receipt's own decisions to the same order as the evidence it keeps of other payloads. Checked
+ * wherever a new decision is written: here (the API, the CLI, the queue producers) and in the gate's own submit
+ * (submit.ts attempt: an embedded gate, createInterlock or startSender, and its callers' retry loops).
  */
 export const MAX_DECISIONS = 2 * MAX_PROPOSALS;
 

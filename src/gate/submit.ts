@@ -15,14 +15,14 @@ import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
 import { currencyCode } from '../core/money-text.js';
-import { outcomeOf } from '../core/verify.js';
+import { currentOutcome, outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
 import { quoteError } from '../core/quote.js';
 import { refundsHolder, type BindReply, type EffectState, type ProposeReply, type Place, type ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type RecoveryReport, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
-import { isOnlyEntryOf, keepConflictEvidence, otherCurrency, proposedDraft, sameProposal } from './record.js';
+import { isOnlyEntryOf, keepConflictEvidence, MAX_DECISIONS, otherCurrency, proposedDraft, sameProposal, TooManyDecisions } from './record.js';
 import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
 import { judgeFacts, readRawFacts } from './reads.js';
@@ -433,7 +433,18 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       // A proposal the producer recorded before queueing it (record.ts) is not written a second time.
       const latest = chain.entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
       const last = chain.entries.at(-1);
-      footing = { head: last?.hash ?? chain.state.head, headAt: last?.at ?? 0, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)], neverSent: neverDispatched(chain.entries) };
+      const isNew = !(latest && sameProposal(latest, proposal));
+      // A new decision counts against the effect's MAX_DECISIONS here as in the recorder (record.ts), on the chain this
+      // attempt judged: everything it writes is placed on that chain's head, so a decision recorded meanwhile moves
+      // the head, nothing is written, and the next attempt counts again. Refused, this submit wrote nothing, and its
+      // own index entry goes.
+      const decisions = isNew ? chain.entries.filter((entry) => entry.kind === 'PROPOSED').length : 0;
+      if (decisions >= MAX_DECISIONS) {
+        if (bound.status !== 'UNBOUND') journal.unindex(effectId, bound.token);
+        binding.current = { status: 'UNBOUND' };
+        throw new TooManyDecisions(effectId, decisions, currentOutcome(chain.entries));
+      }
+      footing = { head: last?.hash ?? chain.state.head, headAt: last?.at ?? 0, epoch: chain.state.epoch, decidedOn, proposed: isNew ? [proposedDraft(proposal, decidedOn)] : [], neverSent: neverDispatched(chain.entries) };
     }
     const { decidedOn, proposed, epoch, neverSent } = footing;
     const place: Place = { head: footing.head, at: footing.headAt };

@@ -281,19 +281,32 @@ export function entriesOfStored(effectId: string, text: string | null): Entry[] 
 }
 
 /**
- * What each entry of a stored chain says, without its hash: `hash` and `prev` are left empty, and nothing is checked
- * of its canonical form (computing the hashes is most of what reading a chain costs). Only for telling which state an
- * effect is in (a filtered listing, which then reads a match with entriesOfStored), never for a receipt or anything
- * signed. Null when an entry does not parse or is of a version newer than this interlock knows: entriesOfStored then
- * says what is wrong with the chain, as reading it always did.
+ * What each entry of a stored chain says, without its hash: `hash` and `prev` are left empty, and its values are only
+ * looked over, never serialised (computing the hashes is most of what reading a chain costs). Only for telling which
+ * state an effect is in (a filtered listing, which then reads a match with entriesOfStored), never for a receipt or
+ * anything signed. Null when an entry does not parse, holds a value with no canonical form, or is of a version newer
+ * than this interlock knows: entriesOfStored then says what is wrong with the chain, as reading it always did, so a
+ * chain that fails to read fails whichever filter looks at it.
  */
 export function unhashedEntriesOfStored(effectId: string, text: string | null): Entry[] | null {
   const entries: Entry[] = [];
   let previousAt: number | null = null;
+  // What hashing refuses (core/json.ts assertJson), looked for without hashing: a number that is not finite (`1e400`
+  // parses as Infinity), a lone surrogate in a string or a key, a "__proto__" key, nesting past MAX_JSON_DEPTH (64).
+  const canonical = (value: unknown, depth: number): boolean => {
+    if (typeof value === 'number') return Number.isFinite(value);
+    if (typeof value === 'string') return !/[\uD800-\uDFFF]/.test(value) || !/\p{Surrogate}/u.test(value);
+    if (value === null || typeof value !== 'object') return true;
+    if (depth >= 64) return false;
+    for (const key in value) {
+      if (key === '__proto__' || !canonical(key, depth) || !canonical((value as Record<string, unknown>)[key], depth + 1)) return false;
+    }
+    return true;
+  };
   try {
     for (const item of storedLines(text)) {
       const stored = JSON.parse(decodeStored(item, previousAt)) as Record<string, unknown>;
-      if (stored === null || typeof stored !== 'object' || (typeof stored.v === 'number' && stored.v > ENTRY_VERSION)) return null;
+      if (stored === null || typeof stored !== 'object' || (typeof stored.v === 'number' && stored.v > ENTRY_VERSION) || !canonical(stored, 0)) return null;
       previousAt = typeof stored.at === 'number' ? stored.at : null;
       entries.push(Object.assign(stored, { effectId, prev: '', hash: '', sig: stored.sig ?? null }) as unknown as Entry);
     }

@@ -478,11 +478,15 @@ async function warnOfSettingsApart(stores: Stores, recorded: Awaited<ReturnType<
       `The deployment on this Redis with key prefix ${config.keyPrefix} signed entries with ${kid}, a key it recorded but this process was not given: every receipt that key signed reads as invalid here ("signed with an unknown key": receipt_valid false in the API, "Receipt does NOT verify" on the page, effect show), and GET /v1/keys does not list it. ${advice}`,
     );
   }
-  const currencyBefore = await recordCreditCurrency(redis, keys.creditCurrency, config.creditCurrency);
-  if (currencyBefore !== null) {
+  const currency = await recordCreditCurrency(redis, keys.creditCurrency, config.creditCurrency);
+  if (currency !== null) {
+    const currencyBefore = currency.before;
+    const recordedNow = currency.recorded
+      ? `This process recorded ${config.creditCurrency} as the deployment's currency.`
+      : `Redis is full (it refused the write, OOM), so ${config.creditCurrency} was not recorded as the deployment's currency: it still reads ${currencyBefore}, and each process started on ${config.creditCurrency} is warned again until one records it. Free space or raise maxmemory (README "Retention").`;
     logger.warn(
-      { creditCurrency: config.creditCurrency, deploymentCreditCurrency: currencyBefore, key: keys.creditCurrency },
-      `This process gives credits in ${config.creditCurrency} (INTERLOCK_CREDIT_CURRENCY), but the deployment on this Redis with key prefix ${config.keyPrefix} gave them in ${currencyBefore} (the setting of its process started last before this one): a credit decided in one currency is refused by a worker set to the other (REFUSED:stale_premise), so set INTERLOCK_CREDIT_CURRENCY to the same value on every process (api, worker, and the shells that run \`interlock credit\`). If ${config.creditCurrency} is a mistake, set ${currencyBefore} on this process and restart it; if the change to ${config.creditCurrency} is meant, restart every process with it: credits decided in ${currencyBefore} and not sent yet will be refused as stale and must be decided again in ${config.creditCurrency}. This process recorded ${config.creditCurrency} as the deployment's currency.`,
+      { creditCurrency: config.creditCurrency, deploymentCreditCurrency: currencyBefore, recorded: currency.recorded, key: keys.creditCurrency },
+      `This process gives credits in ${config.creditCurrency} (INTERLOCK_CREDIT_CURRENCY), but the deployment on this Redis with key prefix ${config.keyPrefix} gave them in ${currencyBefore} (the setting of its process started last before this one): a credit decided in one currency is refused by a worker set to the other (REFUSED:stale_premise), so set INTERLOCK_CREDIT_CURRENCY to the same value on every process (api, worker, and the shells that run \`interlock credit\`). If ${config.creditCurrency} is a mistake, set ${currencyBefore} on this process and restart it; if the change to ${config.creditCurrency} is meant, restart every process with it: credits decided in ${currencyBefore} and not sent yet will be refused as stale and must be decided again in ${config.creditCurrency}. ${recordedNow}`,
     );
   }
   // Only a serve process that begins a deployment: serve enters before it holds the deployment marker, so none there

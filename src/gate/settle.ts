@@ -18,7 +18,8 @@ import { lookUp } from './reads.js';
 /**
  * Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on; `boundAt`,
  * when the holder's own binding put the effect in the effects-by-time index (a submit that bound it new). Absent
- * otherwise: the settle then goes with the index upkeep, whose script reads the binding's time in that index
+ * otherwise: a script reads the binding's time in that index (lib.lua apply_upkeep): the submit's binding step, which
+ * found the binding made, or one right before the settle (journal.ts settle), then the settle's upkeep
  * (journal.ts settledAfterSend).
  */
 /** `attempt`: the dispatch attempt whose premise read this holding's send follows (ReadContext.attempt). */
@@ -92,13 +93,22 @@ function rereadIfMarked(ctx: GateContext, effectId: string, reread: boolean): vo
   if (reread) ctx.rereadFacts?.(effectId);
 }
 
+/**
+ * Where a holder's settle goes: after the chain head it saw, on the approval it reserved on; `boundAt`, when known, lets
+ * the journal tell a late settle from a prompt one without a read (journal.ts settle puts a late one on the watch list
+ * before writing it).
+ */
+function settleAt(at: Holding): { head: string; approvalId: string; boundAt?: number } {
+  return at.boundAt === undefined ? { head: at.head, approvalId: at.approvalId } : { head: at.head, approvalId: at.approvalId, boundAt: at.boundAt };
+}
+
 /** Commits what landed, or records it as late when someone else now holds the effect. */
 export async function commit(ctx: GateContext, at: Holding, via: CommitVia, landed: JsonObject, rechecked: Checks | null, outcome: Outcome): Promise<Settled> {
   const result = quoteLanded(landed);
   const found = objectId(result);
   let reply: Awaited<ReturnType<GateContext['journal']['settle']>>;
   try {
-    reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'COMMITTED', via, result, found, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
+    reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'COMMITTED', via, result, found, rechecked, epoch: at.epoch }, settleAt(at));
   } catch (error) {
     // The settle was written and its reply lost with the connection (the client never sends it again): when the chain
     // already ends in this very commit, the effect is committed, by this send.
@@ -120,7 +130,10 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
   return committed(ctx, at, outcome, via, found, reply.now, reply.reread);
 }
 
-/** A commit written at `now` (Redis ms): logged, put on the facts' watch list, and a marked subject's facts re-read. */
+/**
+ * A commit written at `now` (Redis ms): logged, its place on the facts' watch list set to its settle time (a late one
+ * was put there before the settle: journal.ts settle), and a marked subject's facts re-read.
+ */
 function committed(ctx: GateContext, at: Holding, outcome: Outcome, via: CommitVia, found: string | null, now: number, reread: boolean): Settled {
   ctx.journal.settledAfterSend(at.effectId, now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
@@ -174,7 +187,7 @@ async function settleRefused(ctx: GateContext, at: Holding, rejection: { message
   // A refusal with no status is the target's own check's, made before any request left: its reason says so.
   const said = `${rejection.status === null ? REFUSED_BEFORE_SENDING_PREFIX : REFUSED_BY_TARGET_PREFIX}${quoteError(rejection.message)}`;
   const reason = nothingLeft ? `${said}${NOTHING_LANDED_SUFFIX}` : said;
-  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: 'REFUSED:target_error', reason, checks: null, rechecked, changes: [], resolves: true }, { head: at.head, approvalId: at.approvalId });
+  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: 'REFUSED:target_error', reason, checks: null, rechecked, changes: [], resolves: true }, settleAt(at));
   if (reply.status === 'LATE') return commitReportedLanding(ctx, at, rechecked);
   if (reply.status !== 'OK') {
     await recordLate(ctx, at, 'rejected', { code: rejection.code, status: rejection.status }, rejection.message);
@@ -216,7 +229,7 @@ async function commitReportedLanding(ctx: GateContext, at: Holding, rechecked: C
 }
 
 export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: string, rechecked: Checks | null): Promise<Settled> {
-  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'AMBIGUOUS', reason, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
+  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'AMBIGUOUS', reason, rechecked, epoch: at.epoch }, settleAt(at));
   if (reply.status === 'LATE') return commitReportedLanding(ctx, at, rechecked);
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
@@ -227,7 +240,7 @@ export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: str
 
 export async function refuseAtRecovery(ctx: GateContext, at: Holding, outcome: 'REFUSED:lease_at_recovery' | 'REFUSED:stale_premise_at_recovery', checks: Checks): Promise<Settled> {
   const reason = outcome === 'REFUSED:lease_at_recovery' ? checks.approvalProblems.join('; ') : checks.violations.join('; ');
-  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: outcome, reason, checks: null, rechecked: checks, changes: checks.changes, resolves: true }, { head: at.head, approvalId: at.approvalId });
+  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: outcome, reason, checks: null, rechecked: checks, changes: checks.changes, resolves: true }, settleAt(at));
   if (reply.status === 'LATE') return commitReportedLanding(ctx, at, checks);
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);

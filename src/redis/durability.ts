@@ -286,17 +286,18 @@ export async function enterDeployment(redis: RedisClient, where: { key: string; 
  * credits in one currency and send them in another, which refuses every one as stale. The last process started records
  * its own, so a deliberate change is warned of by the first process restarted with it, not by every start after. Read
  * first, so a restart with the same currency writes nothing (a Redis at its memory limit refuses every write, and such
- * a restart must still start); a full Redis refusing the write (OOM) is not recorded: null.
+ * a restart must still start). A full Redis refusing the write (OOM) leaves the currency read recorded, and that one is
+ * still returned when it is another (`recorded` false), so the process set apart is warned all the same.
  */
-export async function recordCreditCurrency(redis: RedisClient, key: string, currency: string): Promise<string | null> {
+export async function recordCreditCurrency(redis: RedisClient, key: string, currency: string): Promise<{ before: string; recorded: boolean } | null> {
   const found = await redis.get(key);
   if (found === currency) return null;
   try {
     const before = (await redis.call('SET', key, currency, 'GET')) as string | null;
-    return before === null || before === currency ? null : before;
+    return before === null || before === currency ? null : { before, recorded: true };
   } catch (error) {
-    if (redisTurnedAway(error) === 'OOM') return null;
-    throw error;
+    if (redisTurnedAway(error) !== 'OOM') throw error;
+    return found === null ? null : { before: found, recorded: false };
   }
 }
 

@@ -332,6 +332,20 @@ export const BIND_WINDOW_MS = 5 * 60_000;
 export const RECENT_COMMIT_MS = 10 * 60_000;
 
 /**
+ * How far past a binding step that found its effect bound already (an effects job's, on its producer's binding) the
+ * watch-list check that step carries reaches (watchCheck): a settle of the effect this process seals within it needs
+ * no command of its own to be on the watch list when late (settle). A job's send and settle take seconds; a later
+ * settle (a slow target, a settle retried) checks again before it is written.
+ */
+const SETTLE_CHECKED_AHEAD_MS = 60_000;
+
+/** How much later than its first attempt a settle's check before it is written covers its attempts again (settle). */
+const SETTLE_RETRY_SLACK_MS = 1_000;
+
+/** How many effects a journal remembers the watch-list check of their binding step for (watchChecked). */
+const WATCH_CHECKED_KEPT = 10_000;
+
+/**
  * The longest window `interlock reconcile --since` takes (src/main.ts refuses a longer one). A watch-list entry older
  * than it, and than the scheduled passes' horizon, is one no reconciliation can ask for: the end of each scheduled
  * pass drops such entries (queues/facts.ts, trimWatch).
@@ -361,6 +375,10 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   let finished: string[] = [];
   let watching: string[] = [];
   let flushTimer: NodeJS.Timeout | null = null;
+  // Effects whose binding step in this process carried the watch-list check of a settle up to a time (Redis ms): the
+  // step put the effect on the watch list if a settle then would be late (lib.lua apply_upkeep), so a settle by then
+  // needs no check of its own (settle). Oldest first, at most WATCH_CHECKED_KEPT.
+  const watchChecked = new Map<string, number>();
 
   /**
    * The members of a time-scored sorted set from `from` on, in order (time, then member), a page at a time;
@@ -384,14 +402,15 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     }
   }
 
-  function takeUpkeep(): { args: string[]; restore(): void } {
+  /** `checks`: (effect id, time) pairs this call's own step checks besides the settles waiting (watchCheck). */
+  function takeUpkeep(checks: readonly string[] = []): { args: string[]; restore(): void } {
     const dropping = finished;
     const adding = watching;
     finished = [];
     watching = [];
     return {
       // As lib.lua apply_upkeep takes it: the window it places settles by, the entries to drop, the settles.
-      args: [String(RECENT_COMMIT_MS), String(dropping.length), ...dropping, ...adding],
+      args: [String(RECENT_COMMIT_MS), String(dropping.length), ...dropping, ...adding, ...checks],
       restore() {
         finished.push(...dropping);
         watching.push(...adding);
@@ -445,10 +464,56 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return `${outbox ? OUTBOX_TOKEN : ''}${bootTag}.${tokens.toString(36)}`;
   }
 
+  /**
+   * The watch-list check a binding step (bind-5, bind-existing-5, bind-propose-10) carries for the settle its submit
+   * may make: the effect as if settled at `through` (Redis ms), which apply_upkeep puts on the watch list, scored
+   * `through`, if that is more than RECENT_COMMIT_MS after the binding's time in effects-by-time, and only when the
+   * effect was bound before the step ('~': a binding the step makes is new, and its time comes back to the submit).
+   * Rides in the step's own command. None while the clock has no estimate (the settle checks instead).
+   */
+  function watchCheck(effectId: string, estimate: number | null): { pairs: string[]; through: number } | null {
+    if (estimate === null) return null;
+    const through = estimate + SETTLE_CHECKED_AHEAD_MS;
+    return { pairs: [effectId, `~${through}`], through };
+  }
+
+  /** Remembers that the binding step checked `effectId`'s settles up to `through` (watchCheck). */
+  function checkedThrough(effectId: string, through: number): void {
+    watchChecked.delete(effectId);
+    watchChecked.set(effectId, through);
+    if (watchChecked.size > WATCH_CHECKED_KEPT) watchChecked.delete(watchChecked.keys().next().value ?? '');
+  }
+
+  /**
+   * Before a settle of `effectId` that Redis may record as late as `latest` (Redis ms): puts the effect on the watch
+   * list, scored `latest`, when that may be more than RECENT_COMMIT_MS after its binding, and waits for the write. The
+   * entry is then in Redis before the settle is (an entry for a settle that is then not written is an effect still
+   * open, or settled by another holder: one the reconciler reads anyway). `boundAt`, the binding's time when the
+   * settler made it, decides here; otherwise the check its binding step carried (watchChecked) does, or upkeep-3 reads
+   * the binding's time in effects-by-time as apply_upkeep does, carrying the index upkeep waiting (one command, for a
+   * settle nothing checked: recovery's, or one long after its binding step). A prompt settle under its own binding,
+   * or within the check its binding step carried, sends nothing here.
+   */
+  async function watchBeforeSettle(effectId: string, latest: number, boundAt: number | undefined): Promise<void> {
+    if (boundAt !== undefined && latest - boundAt <= RECENT_COMMIT_MS) return;
+    if (boundAt === undefined && (watchChecked.get(effectId) ?? -Infinity) >= latest) return;
+    if (flushTimer) clearTimeout(flushTimer);
+    flushTimer = null;
+    const upkeep = takeUpkeep([effectId, String(latest)]);
+    try {
+      await run('upkeep-3', [keys.openIndex, keys.watch, keys.effectsByTime], upkeep.args);
+    } catch (error) {
+      upkeep.restore();
+      if (finished.length > 0 || watching.length > 0) scheduleUpkeep(UPKEEP_RETRY_MS);
+      throw error;
+    }
+  }
+
   /** One call of a binding script (bind-5, bind-existing-5), its index upkeep carried; the marker's loss is thrown. */
   async function bindCall(name: 'bind-5' | 'bind-existing-5', effectId: string, partition: string, outbox: boolean): Promise<BindReply | { status: 'UNBOUND'; now: number }> {
     const token = nextToken(outbox);
-    const upkeep = takeUpkeep();
+    const check = watchCheck(effectId, clock.estimate());
+    const upkeep = takeUpkeep(check?.pairs);
     const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'UNBOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'MARKER'; found: string }>(
       name,
       [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime, keys.deployment],
@@ -462,6 +527,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       markerLost(reply.found);
     }
     if (reply.status === 'OTHER_SUBJECT' || reply.status === 'UNBOUND') return reply;
+    // Only a binding found: the check passed over a new one (NEW), whose time the submit settles by.
+    if (check !== null && reply.status === 'BOUND') checkedThrough(effectId, check.through);
     return { status: reply.status, now: reply.now, token };
   }
 
@@ -673,7 +740,10 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * RECENT_COMMIT_MS of it is found there, and costs nothing here. Any other is carried like unindex, and the
      * script that writes it (lib.lua apply_upkeep) reads the binding's time in effects-by-time and puts it on the watch
      * list unless it is within RECENT_COMMIT_MS of that: a binding made by another process (the API's, for the effects
-     * worker's commit) is placed by its true time, however long before its first PROPOSED it was made.
+     * worker's commit) is placed by its true time, however long before its first PROPOSED it was made. A late settle
+     * is on the watch list before it is written (settle); this moves its place there to the time it was written, and
+     * a process that dies first leaves it at the time checked for (a few seconds later, up to a minute for an effects
+     * job's: SETTLE_CHECKED_AHEAD_MS).
      */
     settledAfterSend(effectId: string, settledAt: number, boundAt: number | undefined, flushMs = 50): void {
       if (boundAt !== undefined && settledAt - boundAt <= RECENT_COMMIT_MS) return;
@@ -692,7 +762,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * own place in the sequence (beside `effectIds`, index for index): a reader that stops partway goes on from the
      * place of the last effect it finished, not from where this call began. The watch list is not trimmed here:
      * a reconcile over a longer window than the scheduled one still needs what lies beyond that; trimWatch drops only
-     * what no window reaches (it holds only the settles the index would not place, a few bytes each).
+     * what no window reaches (it holds only the settles the index would not place, a few bytes each). An entry whose
+     * effect is recorded and was never dispatched is passed over: a binding step checks a settle its submit may never
+     * make (watchCheck), and such an effect sent nothing a fact could follow.
      */
     async watched(since: number, limit = 1_000, after: WatchPosition | null = null): Promise<{ effectIds: string[]; positions: WatchPosition[]; next: WatchPosition | null }> {
       // Each effect once, at its first place in the sequence.
@@ -701,7 +773,19 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       let last: WatchPosition | null = null;
       if (after === null || after.list === 'watch') {
         for await (const page of inOrder(keys.watch, since, after)) {
-          for (const { member, score } of page) {
+          const ids = page.map((item) => item.member);
+          const partitions = await redis.hmget(keys.effectPartitions, ...ids);
+          const unsent = await Promise.all(ids.map(async (effectId, index) => {
+            const partition = partitions[index];
+            if (partition === null || partition === undefined) return false;
+            const [head, committed, epoch] = await redis.hmget(keys.state(partition, effectId), 'head', 'committed', 'epoch');
+            return head !== null && committed !== '1' && Number(epoch ?? 0) === 0;
+          }));
+          for (const [index, { member, score }] of page.entries()) {
+            if (unsent[index]) {
+              last = { list: 'watch', score, member };
+              continue;
+            }
             if (found.size >= limit) return listed(last);
             last = { list: 'watch', score, member };
             if (!found.has(member)) found.set(member, last);
@@ -823,7 +907,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const token = nextToken();
       const at = await sealTime(request.place.at ?? 0);
       const sendDeadline = at + request.sendTimeoutMs;
-      const upkeep = takeUpkeep();
+      const check = watchCheck(request.effectId, at);
+      const upkeep = takeUpkeep(check?.pairs);
       let sealed: { entries: Entry[]; pairs: string[] };
       let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'UNBOUND'; now: number } | { status: 'MARKER'; found: string };
       try {
@@ -841,6 +926,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       }
       if (raw.status === 'OTHER_SUBJECT' || raw.status === 'UNBOUND') return { bound: raw, reply: null };
       const bound = { status: raw.bind ?? 'BOUND', now: raw.boundAt ?? 0, token } as const;
+      if (check !== null && bound.status === 'BOUND') checkedThrough(request.effectId, check.through);
       if (raw.status === 'OK') return { bound, reply: Object.assign(raw, { entries: sealed.entries }) };
       // The binding holds now; a batch sealed at a time Redis refused is sealed again and proposed alone.
       if (raw.status === 'BAD_TIME') return { bound, reply: await proposeFrom({ ...request, boundAt: bound.now }, retryPlace(raw).floor, casAttempts - 1, request) };
@@ -882,13 +968,26 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       throw new JournalContentionError(effectId, `append ${kinds}`);
     },
 
-    /** Closes the open dispatch with a COMMITTED, an AMBIGUOUS or a resolving REFUSED, as the holder of `epoch`. */
-    async settle(partition: string, effectId: string, epoch: number, draft: AnyDraft, options: { head?: string; approvalId: string }): Promise<SettleReply> {
+    /**
+     * Closes the open dispatch with a COMMITTED, an AMBIGUOUS or a resolving REFUSED, as the holder of `epoch`. A settle
+     * the reconciler finds only through the watch list (late: more than RECENT_COMMIT_MS after the effect's binding;
+     * `boundAt`, as settledAfterSend takes it) is put on that list before it is written (watchBeforeSettle): a process
+     * that dies right after the settle leaves it there, not in its memory.
+     */
+    async settle(partition: string, effectId: string, epoch: number, draft: AnyDraft, options: { head?: string; approvalId: string; boundAt?: number }): Promise<SettleReply> {
       let head = options.head ?? (await readState(partition, effectId)).state.head;
       let floor = 0;
       const code = draft.kind === 'REFUSED' ? draft.code : '';
+      let watchedThrough = -Infinity;
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
+        // settle-5 refuses an entry time more than maxSkewMs behind Redis's (BAD_TIME): a settle sealed at `at` is
+        // recorded by `at + maxSkewMs` at the latest. Checked a second further, so an attempt again after a moved
+        // head (sealed a few ms later) needs no check of its own.
+        if (at + maxSkewMs > watchedThrough) {
+          watchedThrough = at + maxSkewMs + SETTLE_RETRY_SLACK_MS;
+          await watchBeforeSettle(effectId, watchedThrough, options.boundAt);
+        }
         const { entries, pairs } = await seal(effectId, [draft], at, head);
         const reply = await call<{ status: 'OK'; now: number; reread?: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | { status: 'LATE'; late: 'landed' } | Misplaced | { status: 'BAD_ENTRY'; reason: string }>(
           'settle-5',

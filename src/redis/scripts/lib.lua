@@ -112,14 +112,22 @@ end
 -- than that after its binding (its score there) is found through it. Reading the binding's time here, rather than
 -- taking it from the worker, places right a settle by a worker that did not make the binding: when that binding was
 -- made (a producer that failed before recording, retried hours later) is known only here.
-local function apply_upkeep(k_open, k_watch, k_by_time, u)
+-- A time written '~<ms>' is a binding step's check of the settle its submit may make by then (journal.ts watchCheck):
+-- an effect that `k_partitions` (the binding scripts') does not hold bound yet is passed over, since the binding this
+-- step makes is new, and its maker knows its time; without `k_partitions` it is taken as any other pair.
+local function apply_upkeep(k_open, k_watch, k_by_time, u, k_partitions)
   local recent = tonumber(ARGV[u])
   local drops = tonumber(ARGV[u + 1])
   if drops > 0 then redis.call('ZREM', k_open, unpack(ARGV, u + 2, u + 1 + drops)) end
   for i = u + 2 + drops, #ARGV, 2 do
-    local bound_at = redis.call('ZSCORE', k_by_time, ARGV[i])
-    if not bound_at or tonumber(ARGV[i + 1]) - tonumber(bound_at) > recent then
-      redis.call('ZADD', k_watch, ARGV[i + 1], ARGV[i])
+    local at = ARGV[i + 1]
+    local checked = string.sub(at, 1, 1) == '~'
+    if checked then at = string.sub(at, 2) end
+    if not checked or not k_partitions or redis.call('HEXISTS', k_partitions, ARGV[i]) == 1 then
+      local bound_at = redis.call('ZSCORE', k_by_time, ARGV[i])
+      if not bound_at or tonumber(at) - tonumber(bound_at) > recent then
+        redis.call('ZADD', k_watch, at, ARGV[i])
+      end
     end
   end
 end
@@ -138,7 +146,7 @@ local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t
     if found ~= ARGV[t] then return { status = 'MARKER', found = found or '' } end
   end
   local now = now_ms()
-  apply_upkeep(k_open, k_watch, k_by_time, t + 2)
+  apply_upkeep(k_open, k_watch, k_by_time, t + 2, k_partitions)
   local created = 0
   if existing then
     local bound = redis.call('HGET', k_partitions, ARGV[1])

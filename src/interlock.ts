@@ -1051,7 +1051,7 @@ export async function watchedWithPositions(stores: Stores, since: number, limit?
  * at a time, each going on where the last stopped, whichever process ran it.
  */
 export function reconcileLease(stores: Stores): {
-  /** `catchUp`, for a process's pass at start: opens the catch-up window unless one is open (journal.ts takeReconcileLease). */
+  /** `catchUp`, for a process's pass at start: opens the catch-up window, or widens one still open, and starts its passes over (journal.ts takeReconcileLease). */
   take(token: string, leaseMs: number, gapMs: number | null, catchUp?: { horizonMs: number; furthestMs: number } | null): Promise<ReconcileTurn>;
   renew(token: string, leaseMs: number): Promise<boolean>;
   /** `readThrough`: the pass read through to the last effect, which closes the catch-up window. */

@@ -217,8 +217,8 @@ export type ReconcileCursor = { position: WatchPosition | null; failedInARow: nu
 
 /**
  * The deployment's catch-up window (keys.reconcileCursor `catchUpFrom`, take-reconcile-lease-2.lua): the Redis ms the
- * passes read from until one has read through to the last effect; `opened`, whether this turn opened it (the passes
- * start over at its oldest effect); `lastEnded`, when the last pass ended before (Redis ms; null before the first);
+ * passes read from until one has read through to the last effect; `opened`, whether this turn opened it or, a
+ * catch-up, found it open (either way the passes start over at its oldest effect); `lastEnded`, when the last pass ended before (Redis ms; null before the first);
  * `takenUp`, where the passes stood when this turn opened it back to there, before the horizon as of the last pass
  * (a catch-up the version before left part way), else null.
  */
@@ -275,9 +275,35 @@ function storedLines(text: string | null): string[] {
   return text === null || text === '' ? [] : text.split('\n');
 }
 
-/** A chain's entries from its stored text (storedChain), hashed and linked: what `entries` answers. */
+/**
+ * A chain's entries from its stored text (storedChain), hashed and linked: what `entries` answers. A chain that does
+ * not read is thrown as journal_damaged (damagedJournal).
+ */
 export function entriesOfStored(effectId: string, text: string | null): Entry[] {
-  return fromStored(effectId, storedLines(text));
+  try {
+    return fromStored(effectId, storedLines(text));
+  } catch (error) {
+    throw damagedJournal(effectId, error);
+  }
+}
+
+/**
+ * What a stored chain that does not read is thrown as. An entry that is not JSON, or that holds a value with no
+ * canonical form (which hashing refuses as non_canonical_value, the words for a caller's own value), was edited or
+ * damaged in Redis, since nothing the gate writes looks so: the service's fault, 500 journal_damaged naming the effect
+ * and what to do, never a 400 telling a caller to change a request that holds no such value. Other errors (an entry
+ * of a newer version) are left as they are.
+ */
+function damagedJournal(effectId: string, error: unknown): unknown {
+  const nonCanonical = error instanceof InterlockError && error.code === 'non_canonical_value';
+  if (!nonCanonical && !(error instanceof SyntaxError)) return error;
+  const field = nonCanonical ? error.fields[0] : undefined;
+  const what = field === undefined ? 'an entry is not JSON' : `an entry holds ${field.message} at ${field.path}, which has no canonical form`;
+  return new InterlockError(
+    'journal_damaged',
+    `The journal of effect ${effectId} in Redis is damaged: ${what}. Interlock never writes such an entry, so the journal was edited or damaged in Redis: the request is not at fault, and whatever reads the effect fails until the journal is repaired. Restore the effect's journal from a backup of Redis, and check it against the receipts exported before (\`interlock receipt verify FILE\`).`,
+    { cause: error },
+  );
 }
 
 /**
@@ -820,8 +846,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * Asks for the reconciliation lease (take-reconcile-lease-2.lua): `token` is the asking pass's own random token,
      * held for `leaseMs` unless renewed; `gapMs`, for a pass on the schedule, the least time since the last pass
      * began (null for a pass asked for now). `catchUp`, for a process's pass at start, opens the catch-up window
-     * unless one is open: back to `horizonMs` before the last pass ended, or to where the passes stand when that is
-     * further back, never further back than `furthestMs`. While a window is open, the cursor's position is the one a
+     * back to `horizonMs` before the last pass ended, or to the start of a window still open, or to where the passes
+     * stand when that is further back, never further back than `furthestMs`, and starts the passes over at its oldest
+     * effect. While a window is open, the cursor's position is the one a
      * pass of that window wrote, else none (the passes start the window over at its oldest effect).
      */
     async takeReconcileLease(token: string, leaseMs: number, gapMs: number | null, catchUp: { horizonMs: number; furthestMs: number } | null = null): Promise<ReconcileTurn> {
@@ -1330,7 +1357,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       if (partition === null) return null;
       // The state first, then the chain: an append between the two lengthens the chain, never shortens it.
       const [head, count] = await redis.hmget(keys.state(partition, effectId), 'head', 'count');
-      const entries = fromStored(effectId, storedLines(await redis.get(keys.entries(partition, effectId))));
+      const entries = entriesOfStored(effectId, await redis.get(keys.entries(partition, effectId)));
       if (!chainMatchesState(entries, head ?? null, count ?? null)) throw new JournalInconsistentError([effectId]);
       if (entries.length === 0) return null;
       return buildReceipt(effectId, entries, signingKey, await now());
@@ -1349,7 +1376,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         const partition = partitions[index];
         return partition === null || partition === undefined ? null : redis.get(keys.entries(partition, effectId));
       }));
-      const chains = effectIds.map((effectId, index) => ({ effectId, entries: fromStored(effectId, storedLines(texts[index] ?? null)) }));
+      const chains = effectIds.map((effectId, index) => ({ effectId, entries: entriesOfStored(effectId, texts[index] ?? null) }));
       const inconsistent = chains.filter((chain, index) => {
         const [head, count] = states[index] ?? [null, null];
         return !chainMatchesState(chain.entries, head ?? null, count ?? null);

@@ -3,7 +3,7 @@
 // effect alike, unfiltered or filtered by a state or outcome it would match or not, and ?request= naming it; never
 // passed over in silence by a filter that reads it without hashing (unhashedEntriesOfStored). It is answered as the
 // service's fault, 500 journal_damaged naming the effect and how to repair it, never 400 non_canonical_value, which
-// tells the caller to change a request that holds no such value.
+// tells the caller to change a request that holds no such value. The effect's own page and its receipt answer the same.
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { beforeAll, expect, it } from 'vitest';
@@ -44,7 +44,7 @@ function expectDamaged(answer: request.Response, effectId: string, what: string)
   expect([answer.status, answer.body?.error?.code], what).toEqual([500, 'journal_damaged']);
   const message = String(answer.body.error.message);
   expect(message).toContain(`The journal of effect ${effectId} in Redis is damaged`);
-  expect(message).toContain('this request is not at fault');
+  expect(message).toContain('the request is not at fault');
   expect(message).toContain('interlock receipt verify');
 }
 
@@ -73,4 +73,13 @@ it('answers a request id whose chain is tampered as 500 journal_damaged, not the
   const id = effectIdFor({ requestId, effect: null });
   await tampered(id, TAMPERED[0] ?? '');
   expectDamaged(await request(rig.app).get(`/v1/effects?request=${requestId}`).set(bearer(TOKENS.support)), id, 'request');
+});
+
+it("answers the effect's own page and its receipt for a tampered chain as 500 journal_damaged too", async () => {
+  for (const extra of [TAMPERED[0] ?? '', 'not an entry']) {
+    const id = randomBytes(32).toString('hex');
+    await tampered(id, extra);
+    expectDamaged(await request(rig.app).get(`/v1/effects/${id}`).set(bearer(TOKENS.support)), id, `${extra} page`);
+    expectDamaged(await request(rig.app).get(`/v1/effects/${id}/receipt`).set(bearer(TOKENS.auditor)), id, `${extra} receipt`);
+  }
 });

@@ -6,7 +6,7 @@
 // when it filters by state or outcome, which reads the journal of each), those after its last included, and then
 // answers what it found with a position to go on from, so a rare filter cannot make one request read everything. A
 // request id names its effect directly (the effect id is derived from it), so `?request=` costs one lookup.
-import { effectIdFor, effectsNewestFirst, entriesOfStored, InterlockError, unhashedEntriesOfStored, type EffectsPosition, type Entry, type Stores } from '../../src/interlock.js';
+import { effectIdFor, effectsNewestFirst, entriesOfStored, unhashedEntriesOfStored, type EffectsPosition, type Entry, type Stores } from '../../src/interlock.js';
 import { stateOf, summaryOf, type EffectSummary } from './effect-view.js';
 import { LIST_CURSOR, type EffectState } from './schemas.js';
 
@@ -28,38 +28,15 @@ const readsJournals = (filter: ListFilter) => filter.state !== undefined || filt
  * binding comes before its first entry). Whether it passes is read from its stored chain without hashing it
  * (unhashedEntriesOfStored): most effects a page filtered by state looks at do not pass, and hashing is most of what
  * reading a chain costs. One that passes, and a chain that does not read, are read in full as `entries` reads them (a
- * chain that does not read fails the request whatever its state, as it always did: damagedJournal).
+ * chain that does not read fails the request whatever its state, as 500 journal_damaged: entriesOfStored).
  */
 function passing(effectId: string, stored: string | null, filter: ListFilter): Entry[] | null {
   if (readsJournals(filter)) {
     const said = unhashedEntriesOfStored(effectId, stored);
     if (said !== null && (said.length === 0 || !matches(said, filter))) return null;
   }
-  let entries: Entry[];
-  try {
-    entries = entriesOfStored(effectId, stored);
-  } catch (error) {
-    throw damagedJournal(effectId, error);
-  }
+  const entries = entriesOfStored(effectId, stored);
   return entries.length === 0 || !matches(entries, filter) ? null : entries;
-}
-
-/**
- * What a chain that does not read answers. An entry that is not JSON, or that holds a value with no canonical form
- * (which reading it refuses as non_canonical_value, the words for a caller's own value), was edited or damaged in
- * Redis, since nothing the gate writes looks so: the service's fault, 500 journal_damaged naming the effect and what
- * to do, never a 400 telling the caller to change a request that holds no such value. Other errors are left as they are.
- */
-function damagedJournal(effectId: string, error: unknown): unknown {
-  const nonCanonical = error instanceof InterlockError && error.code === 'non_canonical_value';
-  if (!nonCanonical && !(error instanceof SyntaxError)) return error;
-  const field = nonCanonical ? error.fields[0] : undefined;
-  const what = field === undefined ? 'an entry is not JSON' : `an entry holds ${field.message} at ${field.path}, which has no canonical form`;
-  return new InterlockError(
-    'journal_damaged',
-    `The journal of effect ${effectId} in Redis is damaged: ${what}. Interlock never writes such an entry, so the journal was edited or damaged in Redis: this request is not at fault, and every listing page that reaches the effect fails until the journal is repaired. Restore the effect's journal from a backup of Redis, and check it against the receipts exported before (\`interlock receipt verify FILE\`).`,
-    { cause: error },
-  );
 }
 
 /**
@@ -89,9 +66,7 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
     const effectId = effectIdFor({ requestId: filter.request, effect: null });
     const partition = await stores.journal.partitionOf(effectId);
     if (partition === null || (filter.subject !== undefined && filter.subject !== partition)) return { data: [], hasMore: false, next: null };
-    const entries = await stores.journal.entries(partition, effectId).catch((error: unknown) => {
-      throw damagedJournal(effectId, error);
-    });
+    const entries = await stores.journal.entries(partition, effectId);
     if (entries.length === 0 || !matches(entries, filter)) return { data: [], hasMore: false, next: null };
     return { data: [summaryOf(effectId, partition, entries, stores.config.creditCurrency)], hasMore: false, next: null };
   }

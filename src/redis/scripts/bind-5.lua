@@ -19,7 +19,8 @@
 -- ARGV[1] effect id   ARGV[2] partition   ARGV[3] the marker this process holds ('' for none: not checked)
 -- ARGV[4] this submit's token   ARGV[5] RECENT_COMMIT_MS   ARGV[6] number of entries to drop, d
 -- ARGV[7 .. 6+d] finished entries to drop   then pairs: effect id, settled at (watched unless effects-by-time finds it:
--- apply_upkeep in lib.lua)
+-- apply_upkeep in lib.lua; a time written '~<ms>' is this step's own check of the settle its submit may make, passed
+-- over unless the effect was bound before the step: journal.ts watchCheck)
 -- Returns JSON {status}: NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} (found: '' when gone)
 -- The body is bind_effect in lib.lua, which bind-propose-10 shares.
 return reply(bind_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], 3))

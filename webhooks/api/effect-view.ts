@@ -1,7 +1,7 @@
 // How an effect reads over HTTP: its state and outcome from its journal alone (the same entries a receipt holds),
 // the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
 // verify() derives them from the signed receipt.
-import { currencyOfEffectOrCredit, currentOutcome, explainRecorded, moneyAfterSend, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import { currencyOfEffectOrCredit, currentOutcome, explainRecorded, InterlockError, moneyAfterSend, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt, type Stores } from '../../src/interlock.js';
 import { PERMISSIONS, type Permission } from './auth.js';
 import type { EffectState } from './schemas.js';
 import type { Role } from './tokens.js';
@@ -140,4 +140,23 @@ export function detailOf(summary: EffectSummary, entries: readonly Entry[], rece
     answer_matches_final_money: verification?.answerMatchesFinalMoney ?? null,
     receipt_valid: verification ? verification.valid : null,
   };
+}
+
+/**
+ * An effect's chain for its own page (the API's and /ui's), read after its state so the two can be checked: a chain
+ * shorter than its state counts, or ending elsewhere than its head (cut, or gone while the state stays, as after a
+ * partial loss in Redis), is never shown as the effect, nor answered "no effect", which would tell an auditor that
+ * money moved never existed; it is 500 journal_inconsistent, as the receipt route answers. A chain may hold more than
+ * the state read before it (an append between the reads).
+ */
+export async function effectChain(stores: Pick<Stores, 'journal'>, id: string): Promise<{ partition: string; entries: Entry[] }> {
+  const partition = await stores.journal.partitionOf(id);
+  if (partition === null) throw new InterlockError('unknown_effect', `No effect ${id}.`);
+  const { state } = await stores.journal.readState(partition, id);
+  const entries = await stores.journal.entries(partition, id);
+  if (state.count > 0 && (entries.length < state.count || entries[state.count - 1]?.hash !== state.head)) {
+    throw new InterlockError('journal_inconsistent', `The journal of effect ${id} in Redis holds fewer entries than its state counts (${entries.length} of ${state.count}), or ends elsewhere than its head: it was cut or altered (or Redis lost writes), so it is not shown as the effect. Restore the journal from a backup of Redis, and compare it with receipts exported before (\`interlock receipt verify FILE\`).`);
+  }
+  if (entries.length === 0) throw new InterlockError('unknown_effect', `No effect ${id}.`);
+  return { partition, entries };
 }

@@ -5,7 +5,7 @@
 // the same request id is refused.
 import { CONFLICT_EVIDENCE_MAX, effectIdFor, errorMessage, InterlockError, ProposalError, unusableApproval, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
-import { detailOf, linksOf, summaryOf } from './effect-view.js';
+import { detailOf, effectChain, linksOf, summaryOf } from './effect-view.js';
 import { apiError, nothingRecorded, outcomeNotKnown } from './errors.js';
 import { createEffectListing } from './listing.js';
 import { hangUpOf, route, signedIn, type Route } from './route.js';
@@ -148,12 +148,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     503: { description: 'The facts could not be read (`premise_read_failed`; a request recorded before whose answer needs no facts is answered from the journal all the same: 200 for an effect settled for good or being sent, 409 for another payload), Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, one recorded whose queueing failed says so: recorded, perhaps not queued, and one that fails after the proposal was recorded, in its ?wait or reading it back, says it is recorded and will be carried out, its outcome not known yet: send the same request_id again to learn it, never a new one), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); send the same request again.', schema: errorAnswer },
   };
 
-  async function effectOr404(id: string) {
-    const partition = await stores.journal.partitionOf(id);
-    const entries = partition === null ? [] : await stores.journal.entries(partition, id);
-    if (partition === null || entries.length === 0) throw new InterlockError('unknown_effect', `No effect ${id}.`);
-    return { partition, entries };
-  }
+  const effectOr404 = (id: string) => effectChain(stores, id);
 
   return [
     route({

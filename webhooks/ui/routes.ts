@@ -34,7 +34,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { entrySignatures, errorMessage, InterlockError, redactSecrets, verify, type Alert } from '../../src/interlock.js';
 import { cookieValues, noteCaller, noteSession, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
-import { detailOf, summaryOf } from '../api/effect-view.js';
+import { detailOf, effectChain, summaryOf } from '../api/effect-view.js';
 import { asApiError, retryAfterSeconds } from '../api/errors.js';
 import { createEffectListing } from '../api/listing.js';
 import type { RateLimiter } from '../api/rate-limit.js';
@@ -495,10 +495,7 @@ export function uiRouter(deps: UiDeps): Router {
 
   async function effectOf(id: string) {
     if (!EFFECT_ID.test(id)) throw new InterlockError('unknown_effect', 'An effect id is 64 lowercase hex characters.');
-    const partition = await stores.journal.partitionOf(id);
-    const entries = partition === null ? [] : await stores.journal.entries(partition, id);
-    if (partition === null || entries.length === 0) throw new InterlockError('unknown_effect', `No effect ${id}.`);
-    return { partition, entries };
+    return effectChain(stores, id);
   }
 
   router.get(

@@ -522,6 +522,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const applied: Applied = { effectId, appended: 0, duplicates: 0, alerts: [] };
     if (partition === null) return applied;
     let noted = false;
+    let lostSaid = false;
     for (const draft of drafts) {
       const afterAppeal = draft.objectType === 'dispute' && (facts.appealed?.has(draft.objectId) ?? false) && !APPEAL_STATUSES.has(draft.status ?? '');
       const observed = facts.standing?.has(draft) === true ? null : await journal.observe(partition, effectId, draft, fingerprint(draft, facts.retags?.get(draft.objectId), afterAppeal));
@@ -529,6 +530,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         applied.appended += 1;
         facts.recorded?.set(draft, observed.entry.hash);
       } else applied.duplicates += 1;
+      // Bound to its subject, yet Redis holds no state for it: its journal was lost (a partial loss the deployment
+      // marker cannot see: a key deleted by hand, a slot failed over to a replica without it). The fact is not a
+      // duplicate, and nothing can record it: said once for this run, naming what was not recorded.
+      if (observed?.status === 'UNKNOWN_EFFECT' && !lostSaid) {
+        lostSaid = true;
+        logger.warn({ effectId, subject: partition, object: draft.objectId, objectType: draft.objectType, status: draft.status }, `a fact of ${draft.objectId} (${draft.objectType}${draft.status === null ? '' : ` ${draft.status}`}) names effect ${effectId}, bound to ${partition}, but Redis holds no state for that effect: its journal was lost, so the fact is not recorded and no alert can follow from it. Restore the effect's journal from a backup of Redis (receipts exported before still verify), and check the money on ${partition} at Stripe by hand.`);
+      }
       // An object with this effect's id while the journal says the send never landed: it did, after all. Looked at
       // for a fact seen already too: a worker that died between the fact and the landing left only the fact, and
       // its event's next run (or a re-read) must still record the landing (late-5 records it once).

@@ -12,6 +12,7 @@ import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
 import { addEffectCommands, EXIT_UNSETTLED } from './effect-command.js';
 import { addExamples } from './examples.js';
+import { redactSecrets } from '../core/redact.js';
 import { showable } from '../core/text.js';
 import { errorMessage } from '../core/errors.js';
 
@@ -30,7 +31,9 @@ export function createProgram(): Command {
     // A usage error quotes the value it refused, which may come from a ticket or a chat message: escaped as every
     // other line (output.ts), so it can neither clear the screen nor set the terminal's title. Commander's own line
     // breaks (before "(Did you mean --max-uses?)") are joined first: escaped, they would read as a literal \u000a.
-    .configureOutput({ outputError: (text, write) => write(`${showable(oneLine(text), { lineBreaks: false })} (add --help for usage)\n`) });
+    // Commander's own usage errors quote the refused argument, which may be a key typed in the wrong place
+    // (`--amount sk_live_…`): shown only by its kind, as every other line the CLI writes to stderr.
+    .configureOutput({ outputError: (text, write) => write(`${showable(redactSecrets(oneLine(text)), { lineBreaks: false })} (add --help for usage)\n`) });
 
   // An option given twice (`--cap-cents 100 … --cap-cents 5000`, a script appending its own defaults) is refused, not
   // read as its last value: terms that move money are what the operator wrote once. Counted as commander reads them

@@ -346,10 +346,11 @@ export function foreignReply(redisUrl: string, timeoutMs = 1_000): Promise<strin
  * The error replies by which Redis turns a command away for a while, whatever the command: memory full under
  * noeviction (OOM), another script running past busy-reply-threshold (BUSY), a restart still loading its data
  * (LOADING), a replica or a master that lost its replicas (READONLY, NOREPLICAS, MASTERDOWN), a failed save that stops
- * writes (MISCONF), a cluster moving or down (TRYAGAIN, CLUSTERDOWN). Redis refuses such a command before it writes
+ * writes (MISCONF), a cluster moving or down (TRYAGAIN, CLUSTERDOWN), a password changed on the server under a
+ * connection that signed in with the old one (WRONGPASS, NOAUTH). Redis refuses such a command before it writes
  * anything (a script is refused OOM only at its first write), so the same call may succeed later.
  */
-const TURNED_AWAY = /^(OOM|BUSY|LOADING|READONLY|NOREPLICAS|MASTERDOWN|MISCONF|TRYAGAIN|CLUSTERDOWN)\b/;
+const TURNED_AWAY = /^(OOM|BUSY|LOADING|READONLY|NOREPLICAS|MASTERDOWN|MISCONF|TRYAGAIN|CLUSTERDOWN|WRONGPASS|NOAUTH)\b/;
 
 /**
  * The redirections a cluster node answers a command it did not run with (the slot is another node's, or is moving to

@@ -71,6 +71,8 @@ const REDIS_SAYS: Record<string, string> = {
   CLUSTERDOWN: 'the cluster is down',
   MOVED: 'the cluster is moving the keys to another node',
   ASK: 'the cluster is moving the keys to another node',
+  WRONGPASS: "it refuses this process's password: check the password in REDIS_URL against the server's",
+  NOAUTH: "it asks for a password this process's connection did not give: check the password in REDIS_URL against the server's",
 };
 
 /**

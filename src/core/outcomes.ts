@@ -92,12 +92,20 @@ export function refusalLeftNothing(reason: string): boolean {
 }
 
 /**
+ * How the reason of a REFUSED:lease_at_recovery starts when the subject's cap, set lower since the dispatch, no longer
+ * fits the effect (gate/recover.ts subjectCapProblem), the approval itself still live; and its sentence.
+ */
+export const CAP_AT_RECOVERY_PREFIX = 'the cap on ';
+const CAP_AT_RECOVERY = "The subject's cap was lowered while the worker was down and no longer fits this effect, and nothing had landed, so nothing was sent.";
+
+/**
  * The sentence for an outcome as the gate gave it: `reason` is the reason recorded with it (the settling entry's,
  * outcomeReason; a GateResult's `reason`). The gate's answers and recovery report, `interlock effect show`, the API's
  * effect and its page pick a sentence here, so they agree; an outcome no reason changes may use explainOutcome.
  */
 export function explainRecorded(outcome: Outcome, reason: string | null | undefined): string {
   if (outcome === 'REFUSED:target_error' && typeof reason === 'string' && refusedBeforeSending(reason)) return REFUSED_BEFORE_SENDING;
+  if (outcome === 'REFUSED:lease_at_recovery' && typeof reason === 'string' && reason.startsWith(CAP_AT_RECOVERY_PREFIX)) return CAP_AT_RECOVERY;
   return explainOutcome(outcome);
 }
 

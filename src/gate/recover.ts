@@ -3,13 +3,13 @@
 import { performance } from 'node:perf_hooks';
 import { sendUnanswered } from '../core/alert-rules.js';
 import { currencyOfEffectOrCredit } from '../core/effect-currency.js';
-import { approvalProblems } from '../core/approval.js';
+import { amountText, approvalProblems } from '../core/approval.js';
 import { absenceTrustedAt, dispatchedEffect, firstProposal, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
 import { isEffectId } from '../core/effect-id.js';
 import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
-import { explainRecorded } from '../core/outcomes.js';
+import { CAP_AT_RECOVERY_PREFIX, explainRecorded } from '../core/outcomes.js';
 import { InterlockError, slowDownOf, type SlowDown } from '../core/errors.js';
 import { quoteError } from '../core/quote.js';
 import { currentOutcome } from '../core/verify.js';
@@ -120,14 +120,21 @@ export function createRecover(ctx: GateContext) {
   }
 
   /**
-   * The approval and the premises as they are now. Throws when either cannot be read. `neverSent`: read as for a first
-   * dispatch (Holding.neverSent), nothing at the target being the effect's own.
+   * The approval, the subject's cap and the premises as they are now. Throws when any cannot be read. `neverSent`: read
+   * as for a first dispatch (Holding.neverSent), nothing at the target being the effect's own. A subject cap its totals
+   * (this effect's reservation among them) no longer fit, as after a cap set lower since the dispatch, is a brake as a
+   * revoke is (README "The command line": `caps set SUBJECT 0` lets nothing move): it fails the re-check as the
+   * approval does, so nothing is sent, and once nothing landed the effect is refused (REFUSED:lease_at_recovery, its
+   * reason naming the cap) and its totals given back.
    */
   async function recheck(effectId: string, partition: string, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, attempt: string, neverSent: boolean): Promise<Checks> {
     const { now, snapshot } = await ctx.approvals.describe(dispatched.approval);
     const currency = currencyDecidedOn(dispatched.premises, effect.kind, ctx.unanswered?.creditCurrency ?? null);
-    const leaseIssues = approvalProblems(snapshot, { now, subject: partition, amount: describeEffect(effect).amount, phase: 'recovery', currency });
+    const { amount } = describeEffect(effect);
+    const leaseIssues = approvalProblems(snapshot, { now, subject: partition, amount, phase: 'recovery', currency });
     if (snapshot === null || leaseIssues.length > 0) return checksOf(snapshot, leaseIssues);
+    const capIssue = subjectCapProblem(partition, await ctx.approvals.subjectCap(partition), amount, currency);
+    if (capIssue !== null) return checksOf(snapshot, [capIssue]);
     const report = await readFacts(ctx, effectId, effect, dispatched.premises, attempt, neverSent);
     return checksOf(snapshot, [], report.violations, report.changes);
   }
@@ -648,6 +655,18 @@ function pausedReason(paused: PauseLeft, until: number): string {
   if (paused.setByHand === undefined) return 'Stripe is rate-limiting this deployment (429): nothing is sent until the pause ends, and it is looked at then';
   const { leftMs, key } = paused.setByHand;
   return `the effects queue's rate-limit key (${key}) held a pause of ${roughly(leftMs)}, longer than any the service sets, so no 429 set it (someone did, by hand: the error log says how to clear it); it is honoured only until ${new Date(until).toISOString()}, and this effect is looked at then`;
+}
+
+/**
+ * Why the subject's cap in force stops an open dispatch's resend, or null when it does not: `cap` is its limit and what
+ * the gate has moved or has in flight on the subject, this dispatch's own `amount` among it (reserved at dispatch, until
+ * it settles), so a limit below that total is one the effect no longer fits. Amounts in cents of `currency` (null: not
+ * known). No cap set (null) stops nothing.
+ */
+function subjectCapProblem(subject: string, cap: { limitCents: number | null; movedCents: number }, amount: number, currency: string | null): string | null {
+  if (cap.limitCents === null || cap.movedCents <= cap.limitCents) return null;
+  const money = (cents: number) => amountText(cents, currency);
+  return `${CAP_AT_RECOVERY_PREFIX}${subject} now allows ${money(cap.limitCents)} and ${money(cap.movedCents)} are moved or in flight there, this effect's ${money(amount)} among them, so sending it would pass the cap`;
 }
 
 /** A duration in ms as a person reads it: whole minutes, or whole hours past two of them. */

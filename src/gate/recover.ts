@@ -17,7 +17,7 @@ import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
 import { limitedErrorLog } from '../log.js';
 import { alertIdOf } from '../redis/alerts.js';
-import { isOutboxEntry, OUTBOX_GRACE_MS, type OpenEffect } from '../redis/journal.js';
+import { isOutboxEntry, OUTBOX_GRACE_MS, PREMISE_MAX_AGE_MS, type OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { blindReason, commit, isBlind, refuseAtRecovery, rereadIfLanded, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { lookUp } from './reads.js';
@@ -368,6 +368,9 @@ export function createRecover(ctx: GateContext) {
     // (issue 6, item 8): the lookup still runs.
     let checks: Checks | null = null;
     let recheckError: unknown = null;
+    // A lower bound of when the re-check's premise read began (Redis ms; the claim's time, taken before, when the clock
+    // has none): a resend is sent on that read only while it is recent (resend-2, PREMISE_MAX_AGE_MS).
+    const readFrom = journal.clock.floor() ?? claim.now;
     try {
       checks = await recheck(effectId, partition, dispatched, effect, holding.attempt ?? '', holding.neverSent === true);
     } catch (error) {
@@ -387,7 +390,7 @@ export function createRecover(ctx: GateContext) {
       switch (plan.do) {
         case 'resend': {
           if (checks === null) break;
-          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome, absenceTrustedAt(recoveryTiming), claim.neverSent, claim.unknowns);
+          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome, absenceTrustedAt(recoveryTiming), claim.neverSent, claim.unknowns, readFrom);
           if (sent.kind !== 'lease') return sent.settled;
           // The approval died between the re-check and the resend: nothing is sent, and recovery goes on as for
           // any failed re-check (issue 6, item 2).
@@ -486,7 +489,7 @@ export function createRecover(ctx: GateContext) {
   }
 
   /** `unknownsBefore`: how many requests of the dispatch got no definite answer before this resend (the claim's). */
-  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number, neverSent: boolean, unknownsBefore: number): Promise<Resent> {
+  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number, neverSent: boolean, unknownsBefore: number, readFrom: number): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
     const held = await holdBack(ctx, holding, 'unsent');
     if (held !== null) return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };
@@ -496,7 +499,7 @@ export function createRecover(ctx: GateContext) {
     // Tier 1 takeover resends while the dead worker's own request might still be in flight. That is safe only
     // because the target dedupes concurrent requests under one key (Stripe answers 409 idempotency_key_in_use to
     // the second while the first runs, and replays the first's answer after): both land as one object.
-    const announced = await journal.resend(partition, effectId, { owner: ctx.owner, epoch, approvalId: holding.approvalId }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs, notAfter });
+    const announced = await journal.resend(partition, effectId, { owner: ctx.owner, epoch, approvalId: holding.approvalId }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs, notAfter, readFrom });
     switch (announced.status) {
       case 'OK':
         break;
@@ -508,6 +511,9 @@ export function createRecover(ctx: GateContext) {
       case 'TOO_LATE':
         await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: 'the re-check ran past the idempotency window; the next pass looks the effect up instead', holder: ctx.owner, retryAt: announced.now } };
+      case 'STALE_READ':
+        await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
+        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the re-check's premise read was more than ${PREMISE_MAX_AGE_MS} ms old at the resend (this worker stalled); nothing was sent, and the next pass reads the premises again`, holder: ctx.owner, retryAt: announced.now } };
       case 'NOT_OPEN':
       case 'FENCED':
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the claim moved before the resend (${announced.status})` } };

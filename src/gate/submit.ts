@@ -18,7 +18,7 @@ import { currencyCode } from '../core/money-text.js';
 import { currentOutcome, outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
 import { quoteError } from '../core/quote.js';
-import { refundsHolder, type BindReply, type EffectState, type ProposeReply, type Place, type ProposeRequest } from '../redis/journal.js';
+import { PREMISE_MAX_AGE_MS, refundsHolder, type BindReply, type EffectState, type ProposeReply, type Place, type ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type RecoveryReport, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
@@ -77,7 +77,7 @@ export function prepare(ctx: GateContext, input: unknown, options: ParseOptions 
  * effect first, or the effect was settled already). `neverSent`: whether it was read as for a first dispatch
  * (ReadContext.neverSent); it serves only an attempt that reads so too.
  */
-export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: unknown } | { error: unknown }>; from: number; neverSent: boolean };
+export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: unknown; from: number } | { error: unknown }>; neverSent: boolean };
 
 /** Whether two reads ask for the same facts, whatever their order (a recorded proposal's premises come back with their names sorted). */
 function sameFacts(a: readonly string[], b: readonly string[]): boolean {
@@ -96,18 +96,26 @@ function sameFacts(a: readonly string[], b: readonly string[]): boolean {
  */
 export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
   const names = Object.keys(prepared.proposal.premises);
-  const from = readStart(ctx);
-  const read = readRawFacts(ctx, prepared.effectId, prepared.effect, names, prepared.attempt, true).then(
-    (facts) => ({ facts }),
-    (error: unknown) => ({ error }),
-  );
-  return { names, read, from, neverSent: true };
+  const dated = (from: number) => readRawFacts(ctx, prepared.effectId, prepared.effect, names, prepared.attempt, true).then((facts) => ({ facts, from }));
+  // Started in this turn when the read's start is known already (its round trip overlaps the binding's).
+  const floor = ctx.journal.clock.floor();
+  const read = (floor !== null ? dated(floor) : readStart(ctx).then(dated)).catch((error: unknown) => ({ error }));
+  return { names, read, neverSent: true };
 }
 
-/** When a premise read begins, as a lower bound of Redis time (0 before the worker has heard Redis's clock). */
-function readStart(ctx: GateContext): number {
-  return ctx.journal.clock.floor() ?? 0;
+/**
+ * When a premise read begins, as a lower bound of Redis time: the worker's floor of Redis's clock (RedisClock.floor,
+ * behind Redis by at most about the round trip of its best recent reply, never ahead of it). The dispatch step refuses
+ * to dispatch on a read begun more than PREMISE_MAX_AGE_MS before it, or not dated (0), so a worker that has heard no
+ * Redis time lately (the clock keeps its samples 10 s) asks for it first: the step would ask for it anyway, to seal its
+ * entries (journal sealTime). 0 when Redis does not answer; the dispatch step then fails on Redis too.
+ */
+async function readStart(ctx: GateContext): Promise<number> {
+  return ctx.journal.clock.floor() ?? (await ctx.journal.now().catch(() => 0));
 }
+
+/** How many times a submit reads its premises for a dispatch step that finds each read too old (STALE_READ). */
+const STALE_READ_TRIES = 3;
 
 /**
  * The facts decided on, read now (bounded by the read timeout) and judged against them as read (judgeFacts: only the
@@ -130,8 +138,8 @@ async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect,
     const names = Object.keys(decidedOn);
     const early = ahead !== null && ahead.neverSent === neverSent && sameFacts(ahead.names, names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
-    if (early !== null) return { report: judgeFacts(decidedOn, early.facts, effect.kind), from: ahead?.from ?? 0 };
-    const from = readStart(ctx);
+    if (early !== null) return { report: judgeFacts(decidedOn, early.facts, effect.kind), from: early.from };
+    const from = await readStart(ctx);
     return { report: judgeFacts(decidedOn, await readRawFacts(ctx, effectId, effect, names, attempt, neverSent), effect.kind), from };
   } catch (error) {
     // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
@@ -153,6 +161,14 @@ async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect,
  */
 export function currencyDecidedOn(decidedOn: JsonObject, kind: EffectKind, creditCurrency: string | null): string | null {
   return currencyCode(decidedOn.currency) ?? (kind === 'credit' ? currencyCode(creditCurrency) : null);
+}
+
+/** Every read of a submit's premises was older than PREMISE_MAX_AGE_MS at its dispatch step: retryable, nothing written. */
+function staleReadError(effectId: string, reads: number): InterlockError {
+  return new InterlockError(
+    'premise_read_failed',
+    `The premises of effect ${effectId} were read ${reads} times, and each read was more than ${PREMISE_MAX_AGE_MS} ms old by its dispatch step (this worker is stalling: event-loop or VM pauses), so nothing was sent on facts that may have changed. Retry; check the worker's host if it recurs.`,
+  );
 }
 
 function otherSubject(bound: string, subject: string): string {
@@ -383,7 +399,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * since (or a guess that was wrong) is caught there. `boundNow`: the binding (when made) was made for this attempt,
    * right before it.
    */
-  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | AloneOnChain | null, ahead: FactsAhead | null, boundNow: boolean): Promise<GateResult | 'retry' | 'rebind' | 'reread'> {
+  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | AloneOnChain | null, ahead: FactsAhead | null, boundNow: boolean): Promise<GateResult | 'retry' | 'rebind' | 'reread' | 'stale'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
     const partition = facts.subject;
     let bound = binding.current;
@@ -593,6 +609,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         // A refund on the payment landed after this attempt's premise read began: the read may not show it.
         await untilRedisPasses(reply.freed);
         return 'reread';
+      case 'STALE_READ':
+        // The premise read began more than PREMISE_MAX_AGE_MS before the dispatch step (this worker stalled between
+        // them): what it read may have changed since, so nothing was written, and the premises are read again.
+        logger.warn({ effectId, readFrom: reply.readFrom, now: reply.now }, 'premise read too old at the dispatch step; reading again');
+        return 'stale';
       case 'TERMS':
         await ctx.terms(proposal.approval, { refresh: true, likely: partition });
         return 'retry';
@@ -658,6 +679,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     let outcome: GateResult | null = null;
     // The binding was made right before the next attempt (attempt's `boundNow`): the caller's, for the first one.
     let boundNow = first.status !== 'UNBOUND';
+    let staleReads = 0;
     try {
       for (let round = 0; round < 8; round += 1) {
         // A submit that took its effect to be new and was wrong keeps its facts for the next attempt: it read them
@@ -666,8 +688,14 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const step = await attempt(prepared, binding, chain, early, boundNow);
         chain = null;
         boundNow = false;
-        if (!guessed || step === 'reread') early = null;
+        if (!guessed || step === 'reread' || step === 'stale') early = null;
         if (step === 'retry' || step === 'reread') continue;
+        if (step === 'stale') {
+          staleReads += 1;
+          // A worker this slow sends nothing now: the job's retry reads and dispatches again, maybe on another worker.
+          if (staleReads >= STALE_READ_TRIES) throw staleReadError(effectId, staleReads);
+          continue;
+        }
         if (step === 'rebind') {
           // On one server the next dispatch step binds again, with its marker check in the same atomic step; this
           // submit's earlier entry in the open index goes (a rebind wrote nothing under it).
@@ -709,7 +737,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     let moved = false;
     try {
       const step = await attempt(prepared, binding, { onlyEntry: onlyEntry.hash, at: onlyEntry.at }, ahead, false);
-      if (step === 'retry' || step === 'rebind' || step === 'reread') {
+      if (step === 'retry' || step === 'rebind' || step === 'reread' || step === 'stale') {
         moved = true;
         return null;
       }

@@ -144,7 +144,16 @@ export type ProposeReply =
   /** Another refund on the payment (`holder`) holds its refunds (REFUNDS_HOLD): in flight or ambiguous. */
   | { status: 'WAIT'; holder: string; now: number }
   /** A refund on the payment let go of its refunds at `freed` (Redis ms), after this attempt's premise read began. */
-  | { status: 'REREAD'; freed: number; now: number };
+  | { status: 'REREAD'; freed: number; now: number }
+  /** This dispatch's premise read began more than PREMISE_MAX_AGE_MS before the step (or is not dated): nothing was written. */
+  | { status: 'STALE_READ'; readFrom: number; now: number };
+
+/**
+ * The oldest a premise read may be when a dispatch (propose-5) or a resend (resend-2) is sent on it (ms, from the read's
+ * start, on Redis's clock): a worker paused for longer between its read and that step reads the premises again, since
+ * what it read (no other refund, no dispute) may have changed meanwhile. Well above a read's and a step's usual time.
+ */
+export const PREMISE_MAX_AGE_MS = 10_000;
 
 export type ProposeRequest = {
   effectId: string;
@@ -169,7 +178,8 @@ export type ProposeRequest = {
   once: string;
   /**
    * When this attempt's premise read began, as a lower bound of Redis time (RedisClock.floor; 0 for not known): a
-   * REFUNDS_HOLD let go at or after it (a landing the read may have missed) answers REREAD.
+   * REFUNDS_HOLD let go at or after it (a landing the read may have missed) answers REREAD, and a dispatch more than
+   * PREMISE_MAX_AGE_MS after it (or with 0) answers STALE_READ.
    */
   readFrom: number;
   /** The batch, built once the entry time and the send deadline are known. */
@@ -193,7 +203,18 @@ export type ResendReply =
   | { status: 'FENCED'; epoch: number }
   | { status: 'TOO_LATE'; now: number }
   | { status: 'LEASE'; reason: string; revoked: boolean; revokedAt: number; now: number }
-  | { status: 'LATE'; late: string };
+  | { status: 'LATE'; late: string }
+  | { status: 'STALE_READ'; readFrom: number; now: number };
+
+/**
+ * The answer of the last check before a request leaves (check-epoch-2.lua): true when it may leave, else why not, on
+ * Redis's clock (`now`; `at`: when the deadline, the claim or the approval lapsed, or the approval was revoked).
+ */
+export type ClaimCheck =
+  | true
+  | { refused: 'claim_moved'; epoch: number; owner: string; now: number }
+  | { refused: 'send_deadline' | 'claim_expired' | 'approval_revoked' | 'approval_expired'; at: number; now: number }
+  | { refused: 'approval_missing'; now: number };
 
 /** Where a reading of the committed effects stopped: the list (watch, or effects-by-time), the time and the effect id. */
 export type WatchPosition = { list: 'watch' | 'bound'; score: number; member: string };
@@ -567,7 +588,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     const args: (string | number)[] = [
       effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
       request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
-      sendDeadline, count, request.once, request.readFrom,
+      sendDeadline, count, request.once, request.readFrom, PREMISE_MAX_AGE_MS,
     ];
     for (const item of pairs) args.push(item);
     for (const item of moreArgs) args.push(item);
@@ -1232,8 +1253,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /** The claim holder announces a resend; the approval is checked in the same step, and the send deadline moves to its end. */
-    async resend(partition: string, effectId: string, holder: { owner: string; epoch: number; approvalId: string }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number }): Promise<ResendReply> {
-      return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId]);
+    /** `timing.readFrom`: when the re-check's premise read began (Redis ms, a lower bound), judged as a dispatch's is. */
+    async resend(partition: string, effectId: string, holder: { owner: string; epoch: number; approvalId: string }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number; readFrom: number }): Promise<ResendReply> {
+      return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId, timing.readFrom, PREMISE_MAX_AGE_MS]);
     },
 
     /**

@@ -9,8 +9,8 @@
 -- KEYS[5] subject totals hash (KEYS[1] to KEYS[5] as propose-5)   KEYS[6] effect id -> partition hash
 -- KEYS[7] open index zset   KEYS[8] watch zset   KEYS[9] effects-by-time zset   KEYS[10] the deployment marker
 -- (KEYS[6] to KEYS[10] as bind-5)
--- ARGV[1 .. 20 + 2n] as propose-5 (ARGV[15], the binding time, is unused: the binding is made here), then
--- ARGV[21 + 2n] the marker this process holds, ARGV[22 + 2n] this submit's index token, then the index upkeep as
+-- ARGV[1 .. 21 + 2n] as propose-5 (ARGV[15], the binding time, is unused: the binding is made here), then
+-- ARGV[22 + 2n] the marker this process holds, ARGV[23 + 2n] this submit's index token, then the index upkeep as
 -- bind-5 takes it (RECENT_COMMIT_MS, count d, d entries, pairs)
 -- A submit that expects a chain (ARGV[3], its head, not '': an effects job on its producer's PROPOSED, or an attempt
 -- that read the chain) binds only as bind-existing-5 does: every writer of a chain binds first, so an effect not bound
@@ -18,7 +18,7 @@
 -- thus binds no request id to the payment it names.
 -- Returns JSON: bind-5's OTHER_SUBJECT {bound, now} or MARKER {found}, bind-existing-5's UNBOUND {now}, or propose-5's
 -- reply with `bind` (NEW | BOUND) and `boundAt`.
-local t = 21 + 2 * tonumber(ARGV[18])
+local t = 22 + 2 * tonumber(ARGV[18])
 local binding = bind_effect(KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], t, ARGV[3] ~= '')
 if binding.status == 'OTHER_SUBJECT' or binding.status == 'MARKER' or binding.status == 'UNBOUND' then return reply(binding) end
 local result = propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], binding.now, binding.now)

@@ -167,7 +167,7 @@ local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t
   return { status = 'BOUND', now = now }
 end
 
--- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 20 + 2n]);
+-- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 21 + 2n]);
 -- `bound_at` is when this submit's binding was made (Redis ms), `time_now` the Redis time if the caller read it
 -- already. Returns a reply table.
 local function propose_effect(state, entries, approval, open_set, subject, bound_at, time_now)
@@ -218,10 +218,18 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   -- A first proposal fixes the payload (I5).
   local payload = bound == '' and { 'payloadHash', ARGV[6] } or nil
   if mode == 'refuse' then
-    push_batch(state, entries, at, 21, n, payload, count)
+    push_batch(state, entries, at, 22, n, payload, count)
     return { status = 'OK', now = now }
   end
   if mode ~= 'dispatch' then error(redis.error_reply('propose: unknown mode ' .. mode)) end
+  -- A dispatch is sent on the facts its premise read found, so that read must be recent: one begun more than ARGV[21]
+  -- ms (PREMISE_MAX_AGE_MS, journal.ts) ago, as a worker paused between its read and this step makes it, is read
+  -- again (STALE_READ, nothing written). ARGV[20] is a lower bound of the read's start, so the age is never
+  -- understated; a start not known (0) or later than Redis's time (its clock stepped back) dates nothing.
+  local read_from = tonumber(ARGV[20])
+  if read_from <= 0 or read_from > now or now - read_from > tonumber(ARGV[21]) then
+    return { status = 'STALE_READ', readFrom = read_from, now = now }
+  end
 
   local max_uses = tonumber(ap[8] or 0)
   if ap_uses >= max_uses then return lease('approval ' .. aid .. ' has used all ' .. max_uses .. ' of its uses', false) end
@@ -249,9 +257,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
     if serial then return { status = 'WAIT', holder = sub[4], now = now } end
     return { status = 'ONCE', once = once, holder = sub[4], reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
-  -- A read start later than Redis's own time cannot be a lower bound of it (Redis's clock stepped back under the
-  -- worker's estimate): it dates nothing, so the read is made again too.
-  if serial and ((sub[5] and tonumber(sub[5]) >= tonumber(ARGV[20])) or tonumber(ARGV[20]) > now) then
+  if serial and sub[5] and tonumber(sub[5]) >= read_from then
     return { status = 'REREAD', freed = tonumber(sub[5] or 0), now = now }
   end
 
@@ -267,7 +273,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   if payload then claim[#claim + 1] = payload[1]; claim[#claim + 1] = payload[2] end
   -- Kept past the claim, so a settle or a late landing finds what the effect holds.
   if once ~= '' then claim[#claim + 1] = 'once'; claim[#claim + 1] = once end
-  push_batch(state, entries, ARGV[11], 21, n, claim, count)
+  push_batch(state, entries, ARGV[11], 22, n, claim, count)
   if st[14] or st[15] then redis.call('HDEL', state, 'deathProvenAt', 'late') end
   redis.call('HINCRBY', approval, 'reservedCents', ARGV[10])
   redis.call('HINCRBY', approval, 'uses', '1')

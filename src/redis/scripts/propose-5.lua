@@ -5,7 +5,8 @@
 -- the target, the expected epoch and chain head, the bind window, then the approval (exists, same terms, not
 -- revoked, not expired, scoped to this subject, covers the amount, uses left) and the shared caps (the approval's
 -- and the subject's running totals, and what is sent only once on the subject: a credit's incident). On dispatch it takes the claim with a fresh fencing epoch and a send deadline,
--- and moves the amount onto every total in the same step.
+-- and moves the amount onto every total in the same step. A dispatch also checks, after the approval's terms and before
+-- its uses and the caps, that its premise read is recent (ARGV[20], ARGV[21]): an older one is read again (STALE_READ).
 -- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash
 -- KEYS[4] approval open-effects set   KEYS[5] subject totals hash {movedCents, limit?, name?}
 -- ARGV[1] effect id   ARGV[2] partition (the subject)   ARGV[3] expected chain head ('' for none)
@@ -15,8 +16,9 @@
 -- ARGV[15] bound at (Redis ms, from bind-5)   ARGV[16] bind window ms   ARGV[17] send deadline (Redis ms)
 -- ARGV[18] number of entries n   ARGV[19] what the effect is sent for only once on its subject ('incident:<id>' for a
 --   credit with an incident; 'refunds' for a refund decided on the payment's other refunds, one out at a time; ''
---   for nothing)   ARGV[20] when this attempt's premise read began (Redis ms, a lower bound; 0 for none), then n
---   pairs from ARGV[21]: entry hash, stored entry JSON
+--   for nothing)   ARGV[20] when this attempt's premise read began (Redis ms, a lower bound; 0 for not known)
+--   ARGV[21] the oldest a dispatch's premise read may be (ms, PREMISE_MAX_AGE_MS), then n pairs from ARGV[22]: entry
+--   hash, stored entry JSON
 -- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, now} | IN_FLIGHT {owner, nonce, claimExpires, sendDeadline}
 --   | COMMITTED | AMBIGUOUS | CONFLICTING_PAYLOAD | TARGET_ERROR | EPOCH_MOVED | REBIND
 --   | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now} | TERMS {terms}
@@ -24,5 +26,6 @@
 --     it, only for an amount over it (the worker writes that reason in the effect's currency)
 --   | OVER_CAP {cap, limit, reserved, reservedCents, uses, now} | ONCE {once, holder, reservedCents, uses, now}
 --   | WAIT {holder, now}: another refund on the payment holds 'refunds' | REREAD {freed, now}: read the premises again
+--   | STALE_READ {readFrom, now}: (dispatch only) the premise read began more than ARGV[21] ms ago; read them again
 -- The body is propose_effect in lib.lua, which bind-propose-10 shares.
 return reply(propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[15])))

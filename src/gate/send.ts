@@ -10,6 +10,7 @@ import type { GateContext } from './context.js';
 import { inspectable } from './reads.js';
 import { quoteError } from '../core/quote.js';
 import type { Heartbeat } from '../redis/heartbeat.js';
+import type { ClaimCheck } from '../redis/journal.js';
 import { heartbeatAbortMs, watchdogArms } from './send-watchdog.js';
 
 /**
@@ -126,17 +127,43 @@ function fenceSend(ctx: GateContext, abort: () => void): () => void {
   };
 }
 
+/** What the last check before a request leaves found on Redis's clock instead of a live claim, as a SendFenced's message. */
+function refusedSentence(check: Exclude<ClaimCheck, true>, approvalId: string): string {
+  const paused = 'this process was paused or stalled after its dispatch step';
+  switch (check.refused) {
+    case 'claim_moved':
+      return 'this worker lost its claim before the request left (it stalled or was paused, and another worker took over)';
+    case 'send_deadline':
+      return `the send deadline passed on Redis's clock (${check.now - check.at} ms before the request could leave: ${paused}); nothing was sent`;
+    case 'claim_expired':
+      return `this worker's claim expired on Redis's clock (${check.now - check.at} ms before the request could leave: ${paused}); nothing was sent`;
+    case 'approval_expired':
+      return `the approval ${approvalId} expired before the request could leave (${check.now - check.at} ms before, on Redis's clock); nothing was sent`;
+    case 'approval_revoked':
+      return `the approval ${approvalId} was revoked before the request could leave (${check.now - check.at} ms before, on Redis's clock); nothing was sent`;
+    case 'approval_missing':
+      return `the approval ${approvalId} no longer exists in Redis, so the request could not leave; nothing was sent`;
+    default: {
+      const never: never = check;
+      return never;
+    }
+  }
+}
+
 /**
  * `where.neverSent`: this is the send of a first dispatch, after a premise read that said so (SendContext.neverSent).
+ * `where.approvalId`: the approval the dispatch reserved on.
  *
- * Right before each request leaves (beforeWrite), Redis is asked whether this worker still holds the claim, however
- * recently a script proved it: no local clock can tell how long the process was stopped since. performance.now() is
- * monotonic, and a paused VM (a QEMU/KVM stop and continue, a snapshot, a live migration's blackout, a host suspend)
+ * Right before each request leaves (beforeWrite), Redis is asked whether this worker may still send under its claim,
+ * however recently a script proved it: no local clock can tell how long the process was stopped since. performance.now()
+ * is monotonic, and a paused VM (a QEMU/KVM stop and continue, a snapshot, a live migration's blackout, a host suspend)
  * stops it too: the VM wakes reading a few ms since the proof while Redis's clock ran on, this worker's heartbeat
- * lapsed there, and another worker took the claim over and settled it (DESIGN §7). What is left is a pause between
- * Redis's answer and the bytes leaving, which the settle margin covers.
+ * lapsed there, and another worker took the claim over and settled it, or is about to take the lapsed claim and trust
+ * a lookup that finds nothing (DESIGN §7). So the check (check-epoch-2.lua) refuses, on Redis's clock, a claim that
+ * moved or expired, a send deadline that passed, and an approval that was revoked or expired since the dispatch step.
+ * What is left is a pause between Redis's answer and the bytes leaving, which the settle margin covers.
  */
-export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number): Promise<SendResult> {
+export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; approvalId: string; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   // Whether a watchdog thread watches this send (set once armed), and set once the send was aborted because this
   // worker's heartbeat could lapse (fenceSend): nothing of it leaves after.
@@ -154,7 +181,7 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
   };
   const holdsClaim = async () => {
     try {
-      return await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch);
+      return await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch, where.approvalId);
     } catch (error) {
       if (error instanceof ProcessCrash) throw error;
       // Redis did not answer (a dropped connection, a failover): the request is held, as when the claim was lost.
@@ -171,9 +198,8 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     async beforeWrite() {
       if (deadlineAt - performance.now() <= 0) throw new SendFenced('the send deadline passed before the request could leave');
       mayLeave();
-      if (!(await holdsClaim())) {
-        throw new SendFenced('this worker lost its claim before the request left (it stalled or was paused, and another worker took over)');
-      }
+      const check = await holdsClaim();
+      if (check !== true) throw new SendFenced(refusedSentence(check, where.approvalId));
       if (givenUp || deadlineAt - performance.now() <= 0) throw new SendFenced('the send deadline passed before the request could leave');
       // The claim's answer may have come after the heartbeat's bound (Redis away): the send was aborted meanwhile.
       mayLeave();

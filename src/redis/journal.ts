@@ -1286,10 +1286,35 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return lostDispatchHeads.get(request) ?? null;
     },
 
-    /** Whether `owner` still holds the claim at `epoch`: the last check before a request leaves the process. */
-    async holdsClaim(partition: string, effectId: string, owner: string, epoch: number): Promise<boolean> {
-      const reply = await call<{ status: 'OK' | 'FENCED'; now?: number }>('check-epoch-1', [keys.state(partition, effectId)], [owner, String(epoch)]);
-      return reply.status === 'OK';
+    /**
+     * Whether `owner` may still send under its claim at `epoch`, the last check before a request leaves the process:
+     * the claim is its own, neither it nor the send deadline lapsed, and approval `approvalId` (the dispatch's) is live,
+     * all on Redis's clock (check-epoch-2.lua).
+     */
+    async holdsClaim(partition: string, effectId: string, owner: string, epoch: number, approvalId: string): Promise<ClaimCheck> {
+      type Refused = Exclude<ClaimCheck, true>['refused'];
+      const reply = await call<{ status: 'OK'; now: number } | { status: 'FENCED'; reason: Refused; epoch?: number; owner?: string; at?: number; now: number }>(
+        'check-epoch-2',
+        [keys.state(partition, effectId), keys.approval(partition, approvalId)],
+        [owner, String(epoch), approvalId],
+      );
+      if (reply.status === 'OK') return true;
+      const { reason, now } = reply;
+      switch (reason) {
+        case 'claim_moved':
+          return { refused: reason, epoch: reply.epoch ?? 0, owner: reply.owner ?? '', now };
+        case 'approval_missing':
+          return { refused: reason, now };
+        case 'send_deadline':
+        case 'claim_expired':
+        case 'approval_revoked':
+        case 'approval_expired':
+          return { refused: reason, at: reply.at ?? 0, now };
+        default: {
+          const never: never = reason;
+          return never;
+        }
+      }
     },
 
     /** Every effect that may be open: bound recently or dispatched and not yet settled, oldest first. */

@@ -29,7 +29,7 @@ export const SCRIPT_NAMES = [
   'resend-2',
   'release-claim-1',
   'mark-unknown-1',
-  'check-epoch-1',
+  'check-epoch-2',
   'probe-heartbeat-1',
   'beat-1',
   'clear-heartbeat-1',
@@ -89,7 +89,7 @@ function sendStrings(redis: RedisClient, name: string, args: string[]): Promise<
  * of `interlock alerts` may complete it). The deployment's signing keys: a one-off command only checks them (`keys
  * adopt`, which writes them, answers a lost reply itself).
  */
-const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-1', 'index-open-alerts-3', 'enter-deployment-2'];
+const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-2', 'index-open-alerts-3', 'enter-deployment-2'];
 let readOnlyScripts: ReadonlySet<string> | null = null;
 
 /** Whether an EVALSHA's sha (or an EVAL's source) is one of READ_ONLY_SCRIPTS. */

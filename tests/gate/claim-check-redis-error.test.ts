@@ -22,16 +22,21 @@ afterEach(async () => {
 
 /**
  * The next claim check of `journal` meets Redis failing: `error`, a dropped connection (as in a failover), or
- * `delayMs`, answered that late (a failover's stall). Returns whether it was met yet, and the late answer once given.
+ * `delayMs`, answered that late (a failover's stall: Redis judged the claim in time, and its answer came that much
+ * later; one judged after the send deadline is refused by Redis itself). Returns whether it was met yet, and the late
+ * answer once given.
  */
-function failNextClaimCheck(journal: Journal, how: { error: string } | { delayMs: number }): { met: () => boolean; answers: Promise<boolean>[] } {
+function failNextClaimCheck(journal: Journal, how: { error: string } | { delayMs: number }): { met: () => boolean; answers: ReturnType<Journal['holdsClaim']>[] } {
   let met = false;
-  const answers: Promise<boolean>[] = [];
+  const answers: ReturnType<Journal['holdsClaim']>[] = [];
   const real = journal.holdsClaim.bind(journal);
   vi.spyOn(journal, 'holdsClaim').mockImplementationOnce(async (...args) => {
     met = true;
     if ('error' in how) throw new Error(how.error);
-    const answer = sleep(how.delayMs).then(() => real(...args));
+    const answer = real(...args).then(async (check) => {
+      await sleep(how.delayMs);
+      return check;
+    });
     answers.push(answer);
     return answer;
   });

@@ -1,6 +1,6 @@
 // What a submit costs in Redis commands (issue 8 §2). On one server a new effect's binding is made in its dispatch
 // step (bind-propose-10), so its happy path is three commands: that step, the claim check right before the request
-// leaves (check-epoch-1: no local clock can tell a paused VM, send.ts sendOnce), and the settle.
+// leaves (check-epoch-2: no local clock can tell a paused VM, send.ts sendOnce), and the settle.
 import { Redis, type Command } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandsNaming } from '../support/count-commands.js';

@@ -1,5 +1,6 @@
 // `interlock sandbox`: runs the Stripe sandbox in the foreground until SIGINT or SIGTERM.
 import { isDelaysMode } from './core/delays.js';
+import { shownUrl } from './core/log.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { SandboxOptions } from './index.js';
 
@@ -117,10 +118,10 @@ export function addSandboxCommand(program: Command): void {
       stopOnSignals(sandbox.close);
       console.log(`Stripe sandbox listening on ${sandbox.url}`);
       console.log(`Point the SDK at it: new Stripe('sk_test_...', { host: '${sandbox.host}', port: ${sandbox.port}, protocol: 'http' })`);
-      console.log(`Forward its events with the official Stripe CLI: ${stripeListenCommand(sandbox.url, listenForwardTo(flags))}`);
+      console.log(`Forward its events with the official Stripe CLI: ${stripeListenCommand(sandbox.url, shownUrl(listenForwardTo(flags)))}`);
       console.log(`Fire a test event: ${stripeTriggerCommand(sandbox.url, 'payment_intent.succeeded')}`);
       if (sandbox.webhookSecret !== undefined && flags.forwardTo !== undefined) {
-        console.log(`Ready! Forwarding events to ${flags.forwardTo}. Your webhook signing secret is ${sandbox.webhookSecret} (^C to quit)`);
+        console.log(`Ready! Forwarding events to ${shownUrl(flags.forwardTo)}. Your webhook signing secret is ${sandbox.webhookSecret} (^C to quit)`);
       }
     },
   );

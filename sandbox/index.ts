@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import { createControlClient } from './control-client.js';
 import { createRequestHandler, refuseMisdirectedUpgrade } from './http/server.js';
+import { shownUrl } from './core/log.js';
 import { createWorld } from './world.js';
 import type { AddressInfo } from 'node:net';
 import type { ControlClient } from './control-client.js';
@@ -55,7 +56,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${host}:${port}`;
-  world.log.info({ url, forwardTo: options.forwardTo ?? null, delays: options.delays ?? 'stripe' }, 'stripe sandbox listening');
+  world.log.info({ url, forwardTo: options.forwardTo === undefined ? null : shownUrl(options.forwardTo), delays: options.delays ?? 'stripe' }, 'stripe sandbox listening');
   return {
     url,
     host,

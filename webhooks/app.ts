@@ -12,7 +12,9 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { firstByteNotUtf8, limitedErrorLog, membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
-import { requestLog } from './request-log.js';
+import { requestLog, type SecretSegment } from './request-log.js';
+import { TOKEN_VALUE, type TokenRegistry } from './api/tokens.js';
+import { isSessionShaped } from './ui/session.js';
 import { approvalsRoutes } from './api/approvals-routes.js';
 import { createApprovalOptions, DEFAULT_PREMISES, type ApiContext, type AppDeps } from './api/context.js';
 import { casesRoutes } from './api/cases-routes.js';
@@ -241,6 +243,14 @@ export function createWebhookOnlyApp(deps: { logger: Logger; mount: ((app: Expre
   return app;
 }
 
+/**
+ * A path segment that is one of `tokens` (found as the registry authenticates, in constant time; only a segment of a
+ * token's alphabet and length is hashed) or has a page session's shape: the request log masks it.
+ */
+function secretOf(tokens: TokenRegistry): SecretSegment {
+  return (segment) => (TOKEN_VALUE.test(segment) && tokens.authenticate(segment) !== null) || isSessionShaped(segment);
+}
+
 export function createApp(deps: AppDeps): Express {
   const { stores, logger } = deps;
   const limits = deps.limits ?? {};
@@ -283,7 +293,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   // Only the proxies the operator names may say a request came over HTTPS (then the page's cookie is Secure).
   if (stores.config.trustProxy !== null) app.set('trust proxy', stores.config.trustProxy);
-  app.use(requestLog(logger));
+  app.use(requestLog(logger, secretOf(deps.tokens)));
   app.use(answerHeaders);
   if (stores.config.trustProxy === null && failures !== null) app.use(untrustedForwardWarning(logger));
   const register = (target: Route, ...before: RequestHandler[]) => {

@@ -27,3 +27,21 @@ export function createLogger(level = process.env['INTERLOCK_LOG_LEVEL'] ?? ''): 
   if (!isLogLevel(chosen)) throw new InvalidArgumentError(`INTERLOCK_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (lowercase), or unset for info.`);
   return pino({ name: 'stripe-sandbox', level: chosen }, pino.destination(2));
 }
+
+/**
+ * The scheme and the user information of an absolute URL: up to the last `@` before the path, as the service reads it
+ * (src/core/redact.ts), so a password holding `?`, `#` or `@` unencoded is masked whole.
+ */
+const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)([^\s/]*)@/i;
+
+/**
+ * A URL as the sandbox shows it (logs, the start-up lines, the deliveries the control API lists): a password in it
+ * is `…` (`http://hook:…@host/x`), a user with no password (often a token written there) is `…@`. The sandbox
+ * imports nothing from src/, so this is its own copy of the service's URL masking (src/core/redact.ts).
+ */
+export function shownUrl(url: string): string {
+  return url.replace(USER_INFO, (_all, scheme: string, userInfo: string) => {
+    const colon = userInfo.indexOf(':');
+    return colon === -1 ? `${scheme}…@` : `${scheme}${userInfo.slice(0, colon)}:…@`;
+  });
+}

@@ -7,9 +7,38 @@
 // deliveries go one at a time, each alone in flight to its target, which is how tests get out-of-order arrival
 // deterministically.
 import { newId } from '../core/ids.js';
+import { shownUrl } from '../core/log.js';
 import { signatureHeader } from './signature.js';
 import type { Core } from '../core/core.js';
 import type { StripeEvent } from '../core/event-bus.js';
+
+/** A percent-encoded part of a URL, decoded; as given when it is not valid percent-encoding. */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/**
+ * Where a delivery is POSTed, and the basic auth it carries: an endpoint with a user and password in its URL
+ * (`https://user:pass@host/x`) is delivered to without them, with `Authorization: Basic`, as Stripe delivers to one
+ * (fetch refuses a URL that holds credentials).
+ */
+function postedTo(raw: string): { url: string; authorization: string | null } {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return { url: raw, authorization: null };
+  }
+  if (parsed.username === '' && parsed.password === '') return { url: raw, authorization: null };
+  const credentials = `${decoded(parsed.username)}:${decoded(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.href, authorization: `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}` };
+}
 
 export interface WebhookTarget {
   id: string;
@@ -64,6 +93,7 @@ export interface Delivery {
   event: string;
   type: string;
   endpoint: string;
+  /** The target's URL, its password masked (`http://user:…@host/x`). */
   url: string;
   /** 1 for the original delivery, 2+ for copies made by a `duplicate` rule. */
   copy: number;
@@ -130,6 +160,8 @@ export function typeMatches(pattern: string, type: string): boolean {
 export function createWebhookDelivery(core: Core, targets: () => readonly WebhookTarget[]): WebhookDelivery {
   const { clock, events, settings, log } = core;
   let deliveries: Delivery[] = [];
+  /** Where each delivery goes, as its target's URL was when it was made: `url` shows it with the password masked. */
+  const postUrls = new WeakMap<Delivery, string>();
   let rules: DeliveryRule[] = [];
   const queues = new Map<string, TargetQueue>();
   const delivered = new Set<string>();
@@ -193,11 +225,12 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
       else error = outcome.error;
     } else {
       try {
-        const response = await fetch(d.url, {
+        const to = postedTo(postUrls.get(d) ?? target.url);
+        const response = await fetch(to.url, {
           method: 'POST',
           redirect: 'manual',
           signal: AbortSignal.any([AbortSignal.timeout(settings.webhookTimeoutMs), signal]),
-          headers,
+          headers: to.authorization === null ? headers : { ...headers, Authorization: to.authorization },
           body: payload,
         });
         status = response.status;
@@ -251,12 +284,13 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
       event: event.id,
       type: event.type,
       endpoint: target.id,
-      url: target.url,
+      url: shownUrl(target.url),
       copy,
       state: 'queued',
       attempts: [],
       ...(target.transport === undefined ? {} : { cli: { acked_at: null, responses: [] } }),
     };
+    postUrls.set(d, target.url);
     deliveries.push(d);
     return d;
   };

@@ -50,6 +50,22 @@ export type PageSessions = {
 
 type Parsed = { role: Role; name: string; expiresAt: number; nonce: string };
 
+/** A MAC as `mac` writes it: HMAC-SHA256, base64url. */
+const MAC = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Whether `value` has a session's shape (`v1.<role>.<name>.<expires>.<nonce>.<mac>`), whichever process made it and
+ * whether or not it is still open: for masking one pasted where it does not belong (a URL's path in the request log),
+ * never for letting it in (callerOf checks the MAC and that it is open).
+ */
+export function isSessionShaped(value: string): boolean {
+  if (value.length > LONGEST_SESSION) return false;
+  const parts = value.split('.');
+  if (parts.length < 6 || parts[0] !== VERSION) return false;
+  const [role = '', expires = '', nonce = '', given = ''] = [parts[1], ...parts.slice(-3)];
+  return (ROLES as readonly string[]).includes(role) && TOKEN_NAME.test(parts.slice(2, -3).join('.')) && EXPIRES.test(expires) && NONCE.test(nonce) && MAC.test(given);
+}
+
 /** `secret`: 32 random bytes or more; `nonce`: 16 random bytes, base64url; `now`: ms; `limits`: SESSIONS_PER_CALLER and SESSIONS_IN_PROCESS unless given. */
 export function createPageSessions(deps: { tokens: TokenRegistry; secret: Buffer; now: () => number; nonce: () => string; limits?: { perCaller: number; inProcess: number } }): PageSessions {
   const { tokens, secret } = deps;

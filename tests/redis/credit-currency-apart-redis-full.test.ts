@@ -3,13 +3,13 @@
 // when Redis is at its memory limit and refuses the write of its own (OOM): the currency it read is still another, and
 // it would decide credits a worker on that one refuses as stale. It still starts, and the record stays as it was.
 // A private Redis, so that its maxmemory is only this file's.
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { enterWithKey, openStores, type Config, type SigningKey, type Stores } from '../../src/interlock.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { testConfig, testKey } from '../support/harness.js';
+import { jsonLineSink } from '../support/json-lines.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
 type Line = { level: number; msg: string } & Record<string, unknown>;
@@ -29,13 +29,7 @@ afterAll(async () => {
 
 /** Starts a process's stores on `config` with `key` and enters the deployment as serve does; returns its warn lines. */
 async function start(config: Config, key: SigningKey): Promise<Line[]> {
-  const lines: Line[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Line);
-      done();
-    },
-  });
+  const { sink, lines } = jsonLineSink<Line>();
   const stores = await openStores(config, { logger: pino({ level: 'info' }, sink), signingKey: key });
   opened.push(stores);
   await enterWithKey(stores);

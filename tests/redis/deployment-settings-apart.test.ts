@@ -6,7 +6,6 @@
 // A private Redis, so that the other deployments on it are only this file's.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { holdDeploymentMarker } from '../../src/redis/durability.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { tempDir } from '../cli/run-cli.js';
 import { testConfig, testKey } from '../support/harness.js';
+import { jsonLineSink } from '../support/json-lines.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
 type Line = { level: number; msg: string } & Record<string, unknown>;
@@ -36,13 +36,7 @@ afterAll(async () => {
 
 /** Starts a process's stores on `config` with `key` and enters the deployment as serve does; returns its warn lines. */
 async function start(config: Config, key: SigningKey): Promise<{ warned: Line[]; stores: Stores }> {
-  const lines: Line[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Line);
-      done();
-    },
-  });
+  const { sink, lines } = jsonLineSink<Line>();
   const stores = await openStores(config, { logger: pino({ level: 'info' }, sink), signingKey: key });
   opened.push(stores);
   // Twice, as serve enters: before its roles start, then in requireDurableIntake or startSender.

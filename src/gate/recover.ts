@@ -17,7 +17,7 @@ import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
 import { limitedErrorLog } from '../log.js';
 import { alertIdOf } from '../redis/alerts.js';
-import { isOutboxEntry, OUTBOX_GRACE_MS, PREMISE_MAX_AGE_MS, type OpenEffect } from '../redis/journal.js';
+import { isOutboxEntry, OUTBOX_GRACE_MS, premiseMaxAgeMs, type OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { blindReason, commit, isBlind, refuseAtRecovery, rereadIfLanded, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { lookUp } from './reads.js';
@@ -369,7 +369,7 @@ export function createRecover(ctx: GateContext) {
     let checks: Checks | null = null;
     let recheckError: unknown = null;
     // A lower bound of when the re-check's premise read began (Redis ms; the claim's time, taken before, when the clock
-    // has none): a resend is sent on that read only while it is recent (resend-2, PREMISE_MAX_AGE_MS).
+    // has none): a resend is sent on that read only while it is recent (resend-2, premiseMaxAgeMs).
     const readFrom = journal.clock.floor() ?? claim.now;
     try {
       checks = await recheck(effectId, partition, dispatched, effect, holding.attempt ?? '', holding.neverSent === true);
@@ -513,7 +513,7 @@ export function createRecover(ctx: GateContext) {
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: 'the re-check ran past the idempotency window; the next pass looks the effect up instead', holder: ctx.owner, retryAt: announced.now } };
       case 'STALE_READ':
         await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
-        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the re-check's premise read was more than ${PREMISE_MAX_AGE_MS} ms old at the resend (this worker stalled); nothing was sent, and the next pass reads the premises again`, holder: ctx.owner, retryAt: announced.now } };
+        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the re-check's premise read was more than ${premiseMaxAgeMs(target.sendTimeoutMs)} ms old at the resend (this worker stalled); nothing was sent, and the next pass reads the premises again`, holder: ctx.owner, retryAt: announced.now } };
       case 'NOT_OPEN':
       case 'FENCED':
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the claim moved before the resend (${announced.status})` } };

@@ -18,7 +18,7 @@ import { currencyCode } from '../core/money-text.js';
 import { currentOutcome, outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
 import { quoteError } from '../core/quote.js';
-import { PREMISE_MAX_AGE_MS, refundsHolder, type BindReply, type EffectState, type ProposeReply, type Place, type ProposeRequest } from '../redis/journal.js';
+import { premiseMaxAgeMs, refundsHolder, type BindReply, type EffectState, type ProposeReply, type Place, type ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type RecoveryReport, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
@@ -106,7 +106,7 @@ export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead
 /**
  * When a premise read begins, as a lower bound of Redis time: the worker's floor of Redis's clock (RedisClock.floor,
  * behind Redis by at most about the round trip of its best recent reply, never ahead of it). The dispatch step refuses
- * to dispatch on a read begun more than PREMISE_MAX_AGE_MS before it, or not dated (0), so a worker that has heard no
+ * to dispatch on a read begun more than premiseMaxAgeMs (the read timeout and 10 s) before it, or not dated (0), so a worker that has heard no
  * Redis time lately (the clock keeps its samples 10 s) asks for it first: the step would ask for it anyway, to seal its
  * entries (journal sealTime). 0 when Redis does not answer; the dispatch step then fails on Redis too.
  */
@@ -163,11 +163,11 @@ export function currencyDecidedOn(decidedOn: JsonObject, kind: EffectKind, credi
   return currencyCode(decidedOn.currency) ?? (kind === 'credit' ? currencyCode(creditCurrency) : null);
 }
 
-/** Every read of a submit's premises was older than PREMISE_MAX_AGE_MS at its dispatch step: retryable, nothing written. */
-function staleReadError(effectId: string, reads: number): InterlockError {
+/** Every read of a submit's premises was older than `maxAgeMs` (premiseMaxAgeMs) at its dispatch step: retryable, nothing written. */
+function staleReadError(effectId: string, reads: number, maxAgeMs: number): InterlockError {
   return new InterlockError(
     'premise_read_failed',
-    `The premises of effect ${effectId} were read ${reads} times, and each read was more than ${PREMISE_MAX_AGE_MS} ms old by its dispatch step (this worker is stalling: event-loop or VM pauses), so nothing was sent on facts that may have changed. Retry; check the worker's host if it recurs.`,
+    `The premises of effect ${effectId} were read ${reads} times, and each read was more than ${maxAgeMs} ms old by its dispatch step (this worker is stalling: event-loop or VM pauses), so nothing was sent on facts that may have changed. Retry; check the worker's host if it recurs.`,
   );
 }
 
@@ -610,7 +610,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         await untilRedisPasses(reply.freed);
         return 'reread';
       case 'STALE_READ':
-        // The premise read began more than PREMISE_MAX_AGE_MS before the dispatch step (this worker stalled between
+        // The premise read began more than premiseMaxAgeMs before the dispatch step (this worker stalled between
         // them): what it read may have changed since, so nothing was written, and the premises are read again.
         logger.warn({ effectId, readFrom: reply.readFrom, now: reply.now }, 'premise read too old at the dispatch step; reading again');
         return 'stale';
@@ -693,7 +693,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         if (step === 'stale') {
           staleReads += 1;
           // A worker this slow sends nothing now: the job's retry reads and dispatches again, maybe on another worker.
-          if (staleReads >= STALE_READ_TRIES) throw staleReadError(effectId, staleReads);
+          if (staleReads >= STALE_READ_TRIES) throw staleReadError(effectId, staleReads, premiseMaxAgeMs(ctx.target.sendTimeoutMs));
           continue;
         }
         if (step === 'rebind') {

@@ -145,15 +145,25 @@ export type ProposeReply =
   | { status: 'WAIT'; holder: string; now: number }
   /** A refund on the payment let go of its refunds at `freed` (Redis ms), after this attempt's premise read began. */
   | { status: 'REREAD'; freed: number; now: number }
-  /** This dispatch's premise read began more than PREMISE_MAX_AGE_MS before the step (or is not dated): nothing was written. */
+  /** This dispatch's premise read began more than premiseMaxAgeMs before the step (or is not dated): nothing was written. */
   | { status: 'STALE_READ'; readFrom: number; now: number };
 
 /**
- * The oldest a premise read may be when a dispatch (propose-5) or a resend (resend-2) is sent on it (ms, from the read's
- * start, on Redis's clock): a worker paused for longer between its read and that step reads the premises again, since
- * what it read (no other refund, no dispute) may have changed meanwhile. Well above a read's and a step's usual time.
+ * How much older than its own timeout a premise read may be when a dispatch (propose-5) or a resend (resend-2) is sent
+ * on it (ms, from the read's start, on Redis's clock): premiseMaxAgeMs.
  */
 export const PREMISE_MAX_AGE_MS = 10_000;
+
+/**
+ * The oldest a premise read may be when a dispatch or a resend is sent on it: the read's own timeout (the target's send
+ * timeout, which bounds every read of it) and PREMISE_MAX_AGE_MS more. A worker paused for longer between its read and
+ * that step reads the premises again, since what it read (no other refund, no dispute) may have changed meanwhile; a
+ * read that was merely slow, answered within its timeout, is never too old by itself, so a slow Stripe delays sends
+ * without stopping them.
+ */
+export function premiseMaxAgeMs(readTimeoutMs: number): number {
+  return readTimeoutMs + PREMISE_MAX_AGE_MS;
+}
 
 export type ProposeRequest = {
   effectId: string;
@@ -179,7 +189,7 @@ export type ProposeRequest = {
   /**
    * When this attempt's premise read began, as a lower bound of Redis time (RedisClock.floor; 0 for not known): a
    * REFUNDS_HOLD let go at or after it (a landing the read may have missed) answers REREAD, and a dispatch more than
-   * PREMISE_MAX_AGE_MS after it (or with 0) answers STALE_READ.
+   * premiseMaxAgeMs after it (or with 0) answers STALE_READ.
    */
   readFrom: number;
   /** The batch, built once the entry time and the send deadline are known. */
@@ -588,7 +598,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     const args: (string | number)[] = [
       effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
       request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
-      sendDeadline, count, request.once, request.readFrom, PREMISE_MAX_AGE_MS,
+      sendDeadline, count, request.once, request.readFrom, premiseMaxAgeMs(request.sendTimeoutMs),
     ];
     for (const item of pairs) args.push(item);
     for (const item of moreArgs) args.push(item);
@@ -1255,7 +1265,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     /** The claim holder announces a resend; the approval is checked in the same step, and the send deadline moves to its end. */
     /** `timing.readFrom`: when the re-check's premise read began (Redis ms, a lower bound), judged as a dispatch's is. */
     async resend(partition: string, effectId: string, holder: { owner: string; epoch: number; approvalId: string }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number; readFrom: number }): Promise<ResendReply> {
-      return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId, timing.readFrom, PREMISE_MAX_AGE_MS]);
+      return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId, timing.readFrom, premiseMaxAgeMs(timing.sendTimeoutMs)]);
     },
 
     /**

@@ -1,12 +1,12 @@
 // Rule: a dispatch is sent only on a recent premise read (DESIGN §3 I3; README "The contract"). The dispatch step
-// refuses a read begun more than PREMISE_MAX_AGE_MS before it (STALE_READ, nothing written), so a worker paused between
+// refuses a read begun more than premiseMaxAgeMs (the read's timeout and 10 s) before it (STALE_READ, nothing written), so a worker paused between
 // its premise read and its dispatch step reads again on waking and decides on the facts as they are then; a worker that
 // only ever reads too late sends nothing and throws a retryable error for the job's retry.
 import { performance } from 'node:perf_hooks';
 import { afterEach, expect, it, vi } from 'vitest';
 import { InterlockError } from '../../src/core/errors.js';
 import { verify } from '../../src/core/verify.js';
-import { PREMISE_MAX_AGE_MS } from '../../src/redis/journal.js';
+import { premiseMaxAgeMs } from '../../src/redis/journal.js';
 import { kill, refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
 import { gateWorld, grant, PAYMENT, submitAndCrash } from './gate-support.js';
 
@@ -30,7 +30,7 @@ function countReads(w: World, after: () => void = () => undefined): { count: () 
   return { count: () => reads };
 }
 
-it('a worker paused longer than PREMISE_MAX_AGE_MS after its premise read reads again at its dispatch step, and refuses the refund on the hand refund made during the pause', async () => {
+it('a worker paused longer than premiseMaxAgeMs after its premise read reads again at its dispatch step, and refuses the refund on the hand refund made during the pause', async () => {
   world = await gateWorld({ target: { tier: 1, sendTimeoutMs: 3_000 }, config: { sendTimeoutMs: 3_000, claimTtlMs: 4_000, dedupMarginMs: 60_000 } });
   const a = await world.node('a');
   const terms = await grant(a);
@@ -56,7 +56,7 @@ it('a worker paused longer than PREMISE_MAX_AGE_MS after its premise read reads 
       if (paused === 0) {
         paused += 1;
         stoodAt = real() - behind;
-        await sleep(PREMISE_MAX_AGE_MS + 2_000);
+        await sleep(premiseMaxAgeMs(3_000) + 2_000);
         behind = real() - stoodAt;
         stoodAt = null;
       }
@@ -87,13 +87,16 @@ it('a prompt submit dispatches on its first premise read', async () => {
   expect(world.target.landedCount(answer.effectId)).toBe(1);
 });
 
-/** Dates every premise read of `node` twice the bound in the past, as a worker stalling after each read would. */
-function datesReadsBack(node: TestNode): void {
+/**
+ * Dates every premise read of `node` `backMs` in the past (by default ten minutes, far past the bound), as a worker
+ * stalling after each read would, or as a read answered that long after it began.
+ */
+function datesReadsBack(node: TestNode, backMs = 10 * 60_000): void {
   const clock = node.journal.clock;
   const floor = clock.floor.bind(clock);
   vi.spyOn(clock, 'floor').mockImplementation(() => {
     const known = floor();
-    return known === null ? null : known - 2 * PREMISE_MAX_AGE_MS;
+    return known === null ? null : known - backMs;
   });
 }
 
@@ -137,4 +140,16 @@ it("recovery's resend is held to the same bound: a re-check read too old by the 
   vi.restoreAllMocks();
   expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
   expect(world.target.landedCount(effectId)).toBe(1);
+});
+
+it('a read merely slow, begun more than 10 s before the dispatch step but within its own timeout and 10 s, is not too old: the refund is sent on it', async () => {
+  world = await gateWorld({ target: { tier: 1, sendTimeoutMs: 8_000 }, config: { sendTimeoutMs: 8_000, claimTtlMs: 10_000 } });
+  const a = await world.node('a');
+  const terms = await grant(a);
+  const reads = countReads(world);
+  // 12 s: past 10 s, within premiseMaxAgeMs(8_000), 18 s.
+  datesReadsBack(a, 12_000);
+  const answer = await a.gate.submit(refundProposal({ approval: terms.id }));
+  expect(answer.outcome).toBe('COMMITTED');
+  expect(reads.count()).toBe(1);
 });

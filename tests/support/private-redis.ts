@@ -69,6 +69,10 @@ export async function startPrivateRedis(args: readonly string[]): Promise<Privat
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await waitForPing(url);
+  // One that never answers (a bad argument, a password its ping does not give) is stopped, not left running.
+  await waitForPing(url).catch(async (error: unknown) => {
+    await handle.stop();
+    throw error;
+  });
   return handle;
 }

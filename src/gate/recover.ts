@@ -513,7 +513,7 @@ export function createRecover(ctx: GateContext) {
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: 'the re-check ran past the idempotency window; the next pass looks the effect up instead', holder: ctx.owner, retryAt: announced.now } };
       case 'STALE_READ':
         await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
-        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the re-check's premise read was more than ${premiseMaxAgeMs(target.sendTimeoutMs)} ms old at the resend (this worker stalled); nothing was sent, and the next pass reads the premises again`, holder: ctx.owner, retryAt: announced.now } };
+        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the re-check's premise read was more than ${premiseMaxAgeMs(2 * target.sendTimeoutMs)} ms old at the resend (the re-check's read and the lookup took that long, or this worker stalled); nothing was sent, and the next pass reads the premises again`, holder: ctx.owner, retryAt: announced.now } };
       case 'NOT_OPEN':
       case 'FENCED':
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the claim moved before the resend (${announced.status})` } };

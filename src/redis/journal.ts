@@ -1263,9 +1263,12 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /** The claim holder announces a resend; the approval is checked in the same step, and the send deadline moves to its end. */
-    /** `timing.readFrom`: when the re-check's premise read began (Redis ms, a lower bound), judged as a dispatch's is. */
+    /**
+     * `timing.readFrom`: when the re-check's premise read began (Redis ms, a lower bound), judged as a dispatch's is, with
+     * one read timeout more: recovery's lookup, bounded by it too, runs between the re-check and the resend.
+     */
     async resend(partition: string, effectId: string, holder: { owner: string; epoch: number; approvalId: string }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number; readFrom: number }): Promise<ResendReply> {
-      return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId, timing.readFrom, premiseMaxAgeMs(timing.sendTimeoutMs)]);
+      return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId, timing.readFrom, premiseMaxAgeMs(2 * timing.sendTimeoutMs)]);
     },
 
     /**

@@ -153,3 +153,16 @@ it('a read merely slow, begun more than 10 s before the dispatch step but within
   expect(answer.outcome).toBe('COMMITTED');
   expect(reads.count()).toBe(1);
 });
+
+it("recovery's resend allows one read timeout more than a dispatch, for the lookup it runs between its re-check read and the resend: a re-check read and a lookup each slow but within their timeouts still resend", async () => {
+  world = await gateWorld({ target: { tier: 1, sendTimeoutMs: 5_000 }, config: { sendTimeoutMs: 5_000, claimTtlMs: 6_000 } });
+  const [a, b] = [await world.node('a'), await world.node('b')];
+  const { id } = await grant(a);
+  world.target.inject({ kind: 'crash-before-send' });
+  const effectId = await submitAndCrash(a, refundProposal({ approval: id }));
+  await kill(a);
+  // 17 s: past premiseMaxAgeMs(5_000), a dispatch's bound (15 s), within premiseMaxAgeMs(2 * 5_000), a resend's (20 s).
+  datesReadsBack(b, 17_000);
+  expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+  expect(world.target.landedCount(effectId)).toBe(1);
+});

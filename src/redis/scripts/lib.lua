@@ -114,7 +114,8 @@ end
 -- made (a producer that failed before recording, retried hours later) is known only here.
 -- A time written '~<ms>' is a binding step's check of the settle its submit may make by then (journal.ts watchCheck):
 -- an effect that `k_partitions` (the binding scripts') does not hold bound yet is passed over, since the binding this
--- step makes is new, and its maker knows its time; without `k_partitions` it is taken as any other pair.
+-- step makes is new, and its maker knows its time; without `k_partitions` it is taken as any other pair. A check adds
+-- an entry only where none is (it never moves one).
 local function apply_upkeep(k_open, k_watch, k_by_time, u, k_partitions)
   local recent = tonumber(ARGV[u])
   local drops = tonumber(ARGV[u + 1])
@@ -126,7 +127,9 @@ local function apply_upkeep(k_open, k_watch, k_by_time, u, k_partitions)
     if not checked or not k_partitions or redis.call('HEXISTS', k_partitions, ARGV[i]) == 1 then
       local bound_at = redis.call('ZSCORE', k_by_time, ARGV[i])
       if not bound_at or tonumber(at) - tonumber(bound_at) > recent then
-        redis.call('ZADD', k_watch, at, ARGV[i])
+        -- A check never moves an entry already there (NX): a request sent again long after it settled must not push
+        -- its effect's place on the watch list forward with every retry.
+        if checked then redis.call('ZADD', k_watch, 'NX', at, ARGV[i]) else redis.call('ZADD', k_watch, at, ARGV[i]) end
       end
     end
   end

@@ -600,27 +600,36 @@ function trustProxyProblem(value: string): string | null {
   return null;
 }
 
-/** The names of this machine's loopback a listener may be given (`::ffff:7f00:1`: 127.0.0.1 mapped into IPv6). */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '::ffff:7f00:1']);
-/** Addresses that bind a port on every address of the machine, the loopback included. */
-const WILDCARD_HOSTS = new Set(['0.0.0.0', '::']);
-
 /**
- * A listener's host as compared for a clash: without brackets, case or a trailing dot, an IPv6 address in its
- * shortest form, and every name of the loopback as one (`[loopback]`, which no host reads as once its brackets are
- * dropped).
+ * What a listener on `host` takes a port on, as keys compared for a clash: `v4:<address>` and `v6:<address>` (an IPv6
+ * address in its shortest form, an IPv4 one mapped into IPv6 as itself), `v4:*` for 0.0.0.0, both wildcards for ::
+ * (a dual-stack socket), both loopbacks for `localhost` (either may be the one it resolves to), and any other name as
+ * written (without brackets, case or a trailing dot).
  */
-function boundHost(host: string): string {
+function boundKeys(host: string): string[] {
   const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (bare === 'localhost') return ['v4:127.0.0.1', 'v6:::1'];
+  if (bare === '0.0.0.0') return ['v4:*'];
+  if (isIP(bare) === 4) return [`v4:${bare}`];
+  if (isIP(bare) !== 6) return [`name:${bare}`];
   let shortest = bare;
-  if (isIP(bare) === 6) {
-    try {
-      shortest = new URL(`http://[${bare}]`).hostname.slice(1, -1);
-    } catch {
-      // A zone id (fe80::1%eth0) is no URL's: compared as written.
-    }
+  try {
+    shortest = new URL(`http://[${bare}]`).hostname.slice(1, -1);
+  } catch {
+    // A zone id (fe80::1%eth0) is no URL's: compared as written.
   }
-  return LOOPBACK_HOSTS.has(shortest) ? '[loopback]' : shortest;
+  if (shortest === '::') return ['v4:*', 'v6:*'];
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(shortest);
+  if (mapped !== null) {
+    const [high, low] = [parseInt(mapped[1] ?? '0', 16), parseInt(mapped[2] ?? '0', 16)];
+    return [`v4:${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`];
+  }
+  return [`v6:${shortest}`];
+}
+
+/** Whether listeners on two hosts take the same port: one key in common, or a family's wildcard beside an address of it. */
+function hostsOverlap(a: readonly string[], b: readonly string[]): boolean {
+  return a.some((one) => b.some((other) => one === other || (one.endsWith(':*') && other.startsWith(one.slice(0, 3))) || (other.endsWith(':*') && one.startsWith(other.slice(0, 3)))));
 }
 
 /**
@@ -628,16 +637,17 @@ function boundHost(host: string): string {
  * --port`), where the metrics listener would hold the port the API needs. Only for a process that listens on it (the
  * api or webhooks role): a worker alone has no HTTP address, and may serve its metrics on any port. Checked on the
  * configuration the service starts with, `--port` included, before anything is opened. On the same port, the hosts
- * overlap when they are one address however written (localhost, 127.0.0.1 and ::1 all name the loopback), or when
- * either is a wildcard (0.0.0.0, ::), which takes the port on every address.
+ * overlap when they are one address however written (`localhost` names both loopbacks, 127.0.0.1 and ::1; an IPv4
+ * address mapped into IPv6 is that address), or when either is a wildcard of the other's family (0.0.0.0 takes the
+ * port on every IPv4 address, :: on every address); 127.0.0.1 and ::1, or 0.0.0.0 and ::1, bind side by side.
  */
 export function assertMetricsAddrFree(config: Pick<Config, 'metricsAddr' | 'host' | 'port'>, listens: boolean): void {
   const { metricsAddr, host, port } = config;
   if (!listens || metricsAddr === null || port === 0 || metricsAddr.port !== port) return;
-  const [metrics, service] = [boundHost(metricsAddr.host), boundHost(host)];
-  const wildcard = WILDCARD_HOSTS.has(metrics) || WILDCARD_HOSTS.has(service);
-  if (metrics !== service && !wildcard) return;
-  const why = metricsAddr.host === host ? '' : wildcard ? ` (${host}:${port}; a wildcard address, 0.0.0.0 or ::, takes the port on every address)` : ` (${host}:${port}; localhost, 127.0.0.1 and ::1 all name this machine's loopback)`;
+  const [metrics, service] = [boundKeys(metricsAddr.host), boundKeys(host)];
+  if (!hostsOverlap(metrics, service)) return;
+  const wildcard = [...metrics, ...service].some((key) => key.endsWith(':*'));
+  const why = metricsAddr.host === host ? '' : wildcard ? ` (${host}:${port}; a wildcard address takes the port on every address of its family: 0.0.0.0 on IPv4, :: on both)` : ` (${host}:${port}; the same address however written: localhost names both 127.0.0.1 and ::1)`;
   throw new ConfigError(`INTERLOCK_METRICS_ADDR (${metricsAddr.host}:${metricsAddr.port}) is the service's own HTTP address${why} (INTERLOCK_HOST and INTERLOCK_PORT, or serve --port): give the metrics listener another port.`);
 }
 

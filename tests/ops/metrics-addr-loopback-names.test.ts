@@ -1,7 +1,8 @@
 // Rule: INTERLOCK_METRICS_ADDR may never be the service's own HTTP address (README configuration table), however that
-// address is written: on the service's port, `localhost`, `127.0.0.1` and `::1` all name the loopback the service
-// listens on, and a wildcard (`0.0.0.0`, `::`) on either side takes the port on every address. Such a start is refused
-// with the sentence that names the clash, not left to fail later as a port "in use by another program".
+// address is written: on the service's port, `localhost` names both loopbacks (127.0.0.1 and ::1), an IPv4 address
+// mapped into IPv6 is that address, and a wildcard takes the port on every address of its family (0.0.0.0 on IPv4, ::
+// on both). Such a start is refused with the sentence that names the clash, not left to fail later as a port "in use by
+// another program"; addresses that bind side by side (127.0.0.1 and ::1, 0.0.0.0 and ::1) are taken.
 import { describe, expect, it } from 'vitest';
 import { assertMetricsAddrFree, ConfigError, loadConfig } from '../../src/config.js';
 
@@ -20,17 +21,17 @@ describe("INTERLOCK_METRICS_ADDR and the service's own address written another w
     for (const [metrics, host] of [
       ['localhost:3000', '127.0.0.1'],
       ['127.0.0.1:3000', 'localhost'],
-      ['[::1]:3000', '127.0.0.1'],
+      ['[::ffff:127.0.0.1]:3000', '127.0.0.1'],
       ['LOCALHOST:3000', '::1'],
       ['[0:0:0:0:0:0:0:1]:3000', 'localhost'],
     ] as const) {
       const said = clash(metrics, host);
-      expect([metrics, host, said]).toEqual([metrics, host, expect.stringContaining(`INTERLOCK_METRICS_ADDR (${metrics.replace(/^\[|\](?=:)/g, '')}) is the service's own HTTP address (${host}:3000; localhost, 127.0.0.1 and ::1 all name this machine's loopback)`)]);
+      expect([metrics, host, said]).toEqual([metrics, host, expect.stringContaining(`INTERLOCK_METRICS_ADDR (${metrics.replace(/^\[|\](?=:)/g, '')}) is the service's own HTTP address (${host}:3000; the same address however written: localhost names both 127.0.0.1 and ::1)`)]);
     }
   });
 
   it('refuses a wildcard on either side of the service port, naming why', () => {
-    expect(clash('[::]:3000', '127.0.0.1')).toContain("is the service's own HTTP address (127.0.0.1:3000; a wildcard address, 0.0.0.0 or ::, takes the port on every address)");
+    expect(clash('[::]:3000', '127.0.0.1')).toContain("is the service's own HTTP address (127.0.0.1:3000; a wildcard address takes the port on every address of its family: 0.0.0.0 on IPv4, :: on both)");
     expect(clash('localhost:3000', '0.0.0.0')).toContain("is the service's own HTTP address");
   });
 
@@ -38,5 +39,9 @@ describe("INTERLOCK_METRICS_ADDR and the service's own address written another w
     expect(clash('127.0.0.2:3000', 'localhost')).toBeNull();
     expect(clash('localhost:3001', '127.0.0.1')).toBeNull();
     expect(clash('10.0.0.5:3000', '127.0.0.1')).toBeNull();
+    // Two families bind side by side on one port: the IPv4 and IPv6 loopbacks, an IPv4 wildcard beside ::1.
+    expect(clash('[::1]:3000', '127.0.0.1')).toBeNull();
+    expect(clash('127.0.0.1:3000', '::1')).toBeNull();
+    expect(clash('[::1]:3000', '0.0.0.0')).toBeNull();
   });
 });

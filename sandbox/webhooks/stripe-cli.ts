@@ -12,6 +12,7 @@
 import { WebSocketServer } from 'ws';
 import { API_VERSION } from '../core/event-bus.js';
 import { newId, newWebhookSecret } from '../core/ids.js';
+import { shownUrl } from '../core/log.js';
 import { accepted, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import { signatureHeader } from './signature.js';
@@ -203,7 +204,8 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
         const response: ForwardedResponse = {
           at: clock.wallMs(),
           endpoint_api_version: sent.apiVersion,
-          forward_url: typeof fields['forward_url'] === 'string' ? fields['forward_url'] : '',
+          // As every URL the sandbox shows: a password in it masked (shownUrl), never kept.
+          forward_url: typeof fields['forward_url'] === 'string' ? shownUrl(fields['forward_url']) : '',
           status: typeof fields['status'] === 'number' ? fields['status'] : 0,
           body: typeof fields['body'] === 'string' ? fields['body'] : '',
         };
@@ -267,7 +269,8 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
           id,
           deviceName,
           features: params.websocket_features ?? ['webhooks'],
-          forwardTo: params.forward_to_url ?? null,
+          // Kept only to be shown (the CLI forwards by itself): a password in it masked, as every URL the sandbox shows.
+          forwardTo: params.forward_to_url == null ? null : shownUrl(params.forward_to_url),
           secret,
           socket: null,
           connections: 0,

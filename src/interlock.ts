@@ -158,7 +158,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
 }
 
 /** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
-export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'storedChain' | 'receipt' | 'receipts' | 'serverTime' | 'openDispatches' | 'openEffects' | 'onceHolder'>;
+export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'checkedEntries' | 'storedChain' | 'receipt' | 'receipts' | 'serverTime' | 'openDispatches' | 'openEffects' | 'onceHolder'>;
 
 export type Stores = {
   config: Config;

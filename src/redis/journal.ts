@@ -688,6 +688,20 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return { now: reply.now, state: parseState(raw) };
   }
 
+  /**
+   * An effect's chain checked against its state, read first (an append between the two lengthens the chain, never
+   * shortens it): a chain shorter than the state counts, or ending elsewhere than its head (cut, or gone while the
+   * state stays), throws JournalInconsistentError. Null when the effect is bound to no subject.
+   */
+  async function checkedEntries(effectId: string): Promise<{ partition: string; entries: Entry[] } | null> {
+    const partition = await redis.hget(keys.effectPartitions, effectId);
+    if (partition === null) return null;
+    const [head, count] = await redis.hmget(keys.state(partition, effectId), 'head', 'count');
+    const entries = entriesOfStored(effectId, await redis.get(keys.entries(partition, effectId)));
+    if (!chainMatchesState(entries, head ?? null, count ?? null)) throw new JournalInconsistentError([effectId]);
+    return { partition, entries };
+  }
+
   function unexpected(effectId: string, reply: { status: string; reason?: string }): never {
     throw new JournalWriteError(effectId, reply.reason ?? `unexpected script reply ${JSON.stringify(reply)}`);
   }
@@ -1412,15 +1426,12 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       replicaWaits = null;
     },
 
+    checkedEntries,
+
     async receipt(effectId: string): Promise<Receipt | null> {
-      const partition = await redis.hget(keys.effectPartitions, effectId);
-      if (partition === null) return null;
-      // The state first, then the chain: an append between the two lengthens the chain, never shortens it.
-      const [head, count] = await redis.hmget(keys.state(partition, effectId), 'head', 'count');
-      const entries = entriesOfStored(effectId, await redis.get(keys.entries(partition, effectId)));
-      if (!chainMatchesState(entries, head ?? null, count ?? null)) throw new JournalInconsistentError([effectId]);
-      if (entries.length === 0) return null;
-      return buildReceipt(effectId, entries, signingKey, await now());
+      const chain = await checkedEntries(effectId);
+      if (chain === null || chain.entries.length === 0) return null;
+      return buildReceipt(effectId, chain.entries, signingKey, await now());
     },
 
     /** The receipts of many effects, exported together (their heads share signatures); null for an effect with none. */

@@ -143,20 +143,12 @@ export function detailOf(summary: EffectSummary, entries: readonly Entry[], rece
 }
 
 /**
- * An effect's chain for its own page (the API's and /ui's), read after its state so the two can be checked: a chain
- * shorter than its state counts, or ending elsewhere than its head (cut, or gone while the state stays, as after a
- * partial loss in Redis), is never shown as the effect, nor answered "no effect", which would tell an auditor that
- * money moved never existed; it is 500 journal_inconsistent, as the receipt route answers. A chain may hold more than
- * the state read before it (an append between the reads).
+ * An effect's chain for its own page (the API's and /ui's), checked against its state as its receipt is
+ * (journal checkedEntries): a chain cut, or gone while its state stays, is 500 journal_inconsistent, never shown as the
+ * effect nor answered "no effect", which would tell an auditor that money moved never existed.
  */
 export async function effectChain(stores: Pick<Stores, 'journal'>, id: string): Promise<{ partition: string; entries: Entry[] }> {
-  const partition = await stores.journal.partitionOf(id);
-  if (partition === null) throw new InterlockError('unknown_effect', `No effect ${id}.`);
-  const { state } = await stores.journal.readState(partition, id);
-  const entries = await stores.journal.entries(partition, id);
-  if (state.count > 0 && (entries.length < state.count || entries[state.count - 1]?.hash !== state.head)) {
-    throw new InterlockError('journal_inconsistent', `The journal of effect ${id} in Redis holds fewer entries than its state counts (${entries.length} of ${state.count}), or ends elsewhere than its head: it was cut or altered (or Redis lost writes), so it is not shown as the effect. Restore the journal from a backup of Redis, and compare it with receipts exported before (\`interlock receipt verify FILE\`).`);
-  }
-  if (entries.length === 0) throw new InterlockError('unknown_effect', `No effect ${id}.`);
-  return { partition, entries };
+  const chain = await stores.journal.checkedEntries(id);
+  if (chain === null || chain.entries.length === 0) throw new InterlockError('unknown_effect', `No effect ${id}.`);
+  return chain;
 }
